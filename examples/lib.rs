@@ -1,0 +1,1 @@
+//! Examples live in `https_server.rs` and `https_client.rs`.

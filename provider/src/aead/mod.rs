@@ -1,0 +1,200 @@
+//! Standalone AEADs: AES-128-GCM, AES-256-GCM and ChaCha20-Poly1305.
+//!
+//! Each type picks its engine ([`Backend`]) once, when the key is made, and
+//! keeps everything it precomputes (round keys, GHASH powers, the ChaCha
+//! key) for every later call. One call seals or opens a whole message,
+//! associated data included, in place and without allocating.
+//!
+//! The rustls record layer in this crate is built on exactly this API.
+//!
+//! ```
+//! use rustls_fusion::aead::Aes128Gcm;
+//!
+//! let key = Aes128Gcm::new(&[7; 16]);
+//! let nonce = [1; 12];
+//! let mut buf = *b"attack at dawn";
+//! let tag = key.seal_in_place(&nonce, b"header", &mut buf);
+//! key.open_in_place(&nonce, b"header", &mut buf, &tag).unwrap();
+//! assert_eq!(&buf, b"attack at dawn");
+//! ```
+
+mod aes_gcm;
+mod chacha20_poly1305;
+mod portable;
+
+use core::fmt;
+
+pub use self::aes_gcm::{Aes128Gcm, Aes256Gcm};
+pub use self::chacha20_poly1305::ChaCha20Poly1305;
+
+/// Length of a nonce: every AEAD here takes 96-bit nonces.
+pub const NONCE_LEN: usize = 12;
+/// Length of an authentication tag.
+pub const TAG_LEN: usize = 16;
+
+/// An AEAD engine. Which ones a CPU can run is reported by each type's
+/// `backends()`; `new()` takes the first (best) of them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Backend {
+    /// Portable constant-time code (RustCrypto's audited `aes-gcm` and
+    /// `chacha20poly1305`); runs everywhere.
+    Portable,
+}
+
+impl Backend {
+    /// A short, stable name (used in bench ids and test names).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Portable => "portable",
+        }
+    }
+}
+
+impl fmt::Display for Backend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Opening failed: the tag did not match the ciphertext and associated data.
+///
+/// The buffer has been zeroed; no unauthenticated plaintext is released.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OpenError;
+
+impl fmt::Display for OpenError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("AEAD authentication failed")
+    }
+}
+
+impl std::error::Error for OpenError {}
+
+/// What every engine (one per primitive and backend) provides.
+///
+/// `seal` reads the plaintext as `src` followed by `buf[src.len()..]` and
+/// writes the ciphertext over all of `buf`. That one shape covers in-place
+/// sealing (`src` empty), out-of-place sealing (`src` the whole plaintext)
+/// and the TLS 1.3 record (`src` the payload, `buf`'s last byte the content
+/// type), so the record layer reads rustls's plaintext only once.
+pub(crate) trait Engine: Sized + Send + Sync {
+    /// Key length in bytes.
+    type Key;
+
+    /// Backends this CPU can run for this primitive, best first.
+    fn backends() -> Vec<Backend>;
+
+    /// Builds the key context on `backend`, or `None` if it cannot run here.
+    fn new(key: &Self::Key, backend: Backend) -> Option<Self>;
+
+    fn backend(&self) -> Backend;
+
+    /// # Panics
+    /// If `src.len() > buf.len()`, or the message is longer than the
+    /// primitive allows (about 64 GiB for GCM, 256 GiB for ChaCha20).
+    fn seal(&self, nonce: &[u8; NONCE_LEN], aad: &[u8], src: &[u8], buf: &mut [u8])
+        -> [u8; TAG_LEN];
+
+    /// Opens `buf` in place. On failure `buf` is all zeros.
+    fn open(
+        &self,
+        nonce: &[u8; NONCE_LEN],
+        aad: &[u8],
+        buf: &mut [u8],
+        tag: &[u8; TAG_LEN],
+    ) -> Result<(), OpenError>;
+}
+
+/// Defines a public AEAD type over an [`Engine`].
+macro_rules! aead_type {
+    ($(#[$doc:meta])* $name:ident, $engine:ty, $key_len:literal) => {
+        $(#[$doc])*
+        pub struct $name($engine);
+
+        impl $name {
+            /// Key length in bytes.
+            pub const KEY_LEN: usize = $key_len;
+
+            /// Makes a key on the best backend this CPU runs.
+            pub fn new(key: &[u8; $key_len]) -> Self {
+                let best = Self::backends()[0];
+                Self::with_backend(key, best).expect("the best backend runs here")
+            }
+
+            /// Makes a key on `backend`, or `None` if this CPU cannot run it.
+            pub fn with_backend(key: &[u8; $key_len], backend: Backend) -> Option<Self> {
+                <$engine as $crate::aead::Engine>::new(key, backend).map(Self)
+            }
+
+            /// The backends this CPU runs, best first (`Portable` is always last).
+            pub fn backends() -> Vec<Backend> {
+                <$engine as $crate::aead::Engine>::backends()
+            }
+
+            /// The backend this key runs on.
+            pub fn backend(&self) -> Backend {
+                $crate::aead::Engine::backend(&self.0)
+            }
+
+            /// Encrypts `in_out` in place and returns the tag.
+            ///
+            /// # Panics
+            /// If `in_out` is longer than the algorithm allows (tens of GiB).
+            pub fn seal_in_place(
+                &self,
+                nonce: &[u8; NONCE_LEN],
+                aad: &[u8],
+                in_out: &mut [u8],
+            ) -> [u8; TAG_LEN] {
+                $crate::aead::Engine::seal(&self.0, nonce, aad, &[], in_out)
+            }
+
+            /// Encrypts `plaintext` into `ciphertext` (same length) and returns
+            /// the tag, reading and writing each byte once.
+            ///
+            /// # Panics
+            /// If the lengths differ, or as [`Self::seal_in_place`].
+            pub fn seal_out_of_place(
+                &self,
+                nonce: &[u8; NONCE_LEN],
+                aad: &[u8],
+                plaintext: &[u8],
+                ciphertext: &mut [u8],
+            ) -> [u8; TAG_LEN] {
+                assert_eq!(plaintext.len(), ciphertext.len(), "plaintext and ciphertext lengths differ");
+                $crate::aead::Engine::seal(&self.0, nonce, aad, plaintext, ciphertext)
+            }
+
+            /// Seals `prefix` followed by `buf[prefix.len()..]` into `buf`.
+            pub(crate) fn seal_split(
+                &self,
+                nonce: &[u8; NONCE_LEN],
+                aad: &[u8],
+                prefix: &[u8],
+                buf: &mut [u8],
+            ) -> [u8; TAG_LEN] {
+                $crate::aead::Engine::seal(&self.0, nonce, aad, prefix, buf)
+            }
+
+            /// Checks `tag` and decrypts `in_out` in place. On failure
+            /// `in_out` is zeroed and nothing of the plaintext is released.
+            pub fn open_in_place(
+                &self,
+                nonce: &[u8; NONCE_LEN],
+                aad: &[u8],
+                in_out: &mut [u8],
+                tag: &[u8; TAG_LEN],
+            ) -> Result<(), OpenError> {
+                $crate::aead::Engine::open(&self.0, nonce, aad, in_out, tag)
+            }
+        }
+
+        impl core::fmt::Debug for $name {
+            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                f.debug_struct(stringify!($name)).field("backend", &self.backend()).finish_non_exhaustive()
+            }
+        }
+    };
+}
+pub(crate) use aead_type;

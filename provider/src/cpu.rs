@@ -1,0 +1,58 @@
+//! CPU feature detection, run once per key (never per record).
+//!
+//! `cpufeatures` answers the common questions. VAES and VPCLMULQDQ are asked
+//! of `std` instead: `cpufeatures` 0.3.1 demands the AVX-512 register state
+//! before it reports them, so it says "absent" on AVX2-only CPUs such as
+//! AMD Zen 3, which run the 256-bit forms perfectly well.
+
+/// What the AEAD backends need to know about this CPU.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Features {
+    /// AES-NI and PCLMULQDQ with SSSE3 (the 128-bit AES-GCM engine).
+    pub aes_clmul: bool,
+    /// AVX and AVX2 (ymm integer ops), with BMI2 and ADX for scalar Poly1305.
+    pub avx2: bool,
+    /// VAES and VPCLMULQDQ on ymm registers (needs `avx2` too).
+    pub vaes_clmul256: bool,
+}
+
+#[cfg(target_arch = "x86_64")]
+cpufeatures::new!(cpuid_aes_clmul, "aes", "pclmulqdq", "ssse3", "sse4.1");
+#[cfg(target_arch = "x86_64")]
+cpufeatures::new!(cpuid_avx2, "avx", "avx2", "bmi2", "adx");
+
+impl Features {
+    /// Detects this CPU's features (cached by `cpufeatures` and `std`).
+    #[cfg(target_arch = "x86_64")]
+    pub(crate) fn get() -> Self {
+        let aes_clmul = cpuid_aes_clmul::get();
+        let avx2 = cpuid_avx2::get();
+        let vaes_clmul256 = avx2
+            && std::is_x86_feature_detected!("vaes")
+            && std::is_x86_feature_detected!("vpclmulqdq");
+        Self { aes_clmul, avx2, vaes_clmul256: aes_clmul && vaes_clmul256 }
+    }
+
+    /// Detects this CPU's features: no accelerated backends off x86-64 yet.
+    #[cfg(not(target_arch = "x86_64"))]
+    pub(crate) fn get() -> Self {
+        Self::default()
+    }
+
+    /// Whether this CPU has AES hardware, which decides suite order.
+    pub(crate) fn has_aes_hardware() -> bool {
+        #[cfg(target_arch = "x86_64")]
+        {
+            cpuid_aes_clmul::get()
+        }
+        #[cfg(target_arch = "aarch64")]
+        {
+            std::arch::is_aarch64_feature_detected!("aes")
+                && std::arch::is_aarch64_feature_detected!("pmull")
+        }
+        #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+        {
+            false
+        }
+    }
+}

@@ -1,0 +1,195 @@
+//! What TLS 1.2 and TLS 1.3 records share: the key, sealing from rustls's
+//! plaintext chunks into the record buffer, and guarded opening.
+
+use rustls::crypto::cipher::{AeadKey, Iv, OutboundChunks, PrefixedPayload};
+use rustls::{ConnectionTrafficSecrets, Error};
+use zeroize::{Zeroize, Zeroizing};
+
+use super::nonce_guard::{OpenGuard, SealGuard};
+use crate::aead::{Aes128Gcm, Aes256Gcm, Backend, ChaCha20Poly1305, NONCE_LEN, TAG_LEN};
+
+/// Which AEAD a suite uses, and which backend (if forced).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct AeadChoice {
+    pub(crate) kind: AeadKind,
+    /// `None`: the best backend this CPU runs.
+    pub(crate) backend: Option<Backend>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum AeadKind {
+    Aes128Gcm,
+    Aes256Gcm,
+    ChaCha20Poly1305,
+}
+
+impl AeadKind {
+    pub(crate) fn key_len(self) -> usize {
+        match self {
+            Self::Aes128Gcm => Aes128Gcm::KEY_LEN,
+            Self::Aes256Gcm => Aes256Gcm::KEY_LEN,
+            Self::ChaCha20Poly1305 => ChaCha20Poly1305::KEY_LEN,
+        }
+    }
+
+    /// The kTLS view of a key: always the full 12-byte IV.
+    pub(crate) fn secrets(self, key: AeadKey, iv: Iv) -> ConnectionTrafficSecrets {
+        match self {
+            Self::Aes128Gcm => ConnectionTrafficSecrets::Aes128Gcm { key, iv },
+            Self::Aes256Gcm => ConnectionTrafficSecrets::Aes256Gcm { key, iv },
+            Self::ChaCha20Poly1305 => ConnectionTrafficSecrets::Chacha20Poly1305 { key, iv },
+        }
+    }
+}
+
+/// A static IV (zeroized on drop, unlike rustls's `Iv`).
+pub(crate) struct StaticIv(Zeroizing<[u8; NONCE_LEN]>);
+
+impl StaticIv {
+    pub(crate) fn new(iv: &[u8]) -> Self {
+        Self(Zeroizing::new(iv.try_into().expect("rustls passes 12-byte IVs")))
+    }
+
+    /// RFC 8446 §5.3 / RFC 7905: `iv XOR (0³² ‖ BE64(seq))`.
+    pub(crate) fn nonce(&self, seq: u64) -> [u8; NONCE_LEN] {
+        let mut nonce = *self.0;
+        for (n, s) in nonce[4..].iter_mut().zip(seq.to_be_bytes()) {
+            *n ^= s;
+        }
+        nonce
+    }
+}
+
+/// One traffic key's AEAD context, built once per key.
+pub(crate) enum RecordKey {
+    Aes128Gcm(Aes128Gcm),
+    Aes256Gcm(Aes256Gcm),
+    ChaCha20Poly1305(ChaCha20Poly1305),
+}
+
+impl RecordKey {
+    /// # Panics
+    /// If `key` is not `kind.key_len()` bytes (rustls derives exactly that
+    /// many), or a forced backend does not run here (checked when the
+    /// provider was built).
+    pub(crate) fn new(choice: AeadChoice, key: &AeadKey) -> Self {
+        fn make<K, T>(key: &[u8], backend: Option<Backend>, new: fn(&K) -> T, with: fn(&K, Backend) -> Option<T>) -> T
+        where
+            for<'a> &'a K: TryFrom<&'a [u8]>,
+        {
+            let key: &K = key.try_into().ok().expect("rustls passes key_len() key bytes");
+            match backend {
+                None => new(key),
+                Some(b) => with(key, b).expect("forced backend was checked at provider setup"),
+            }
+        }
+        let (key, backend) = (key.as_ref(), choice.backend);
+        match choice.kind {
+            AeadKind::Aes128Gcm => {
+                Self::Aes128Gcm(make(key, backend, Aes128Gcm::new, Aes128Gcm::with_backend))
+            }
+            AeadKind::Aes256Gcm => {
+                Self::Aes256Gcm(make(key, backend, Aes256Gcm::new, Aes256Gcm::with_backend))
+            }
+            AeadKind::ChaCha20Poly1305 => Self::ChaCha20Poly1305(make(
+                key,
+                backend,
+                ChaCha20Poly1305::new,
+                ChaCha20Poly1305::with_backend,
+            )),
+        }
+    }
+
+    fn seal_split(&self, nonce: &[u8; NONCE_LEN], aad: &[u8], src: &[u8], buf: &mut [u8]) -> [u8; TAG_LEN] {
+        match self {
+            Self::Aes128Gcm(k) => k.seal_split(nonce, aad, src, buf),
+            Self::Aes256Gcm(k) => k.seal_split(nonce, aad, src, buf),
+            Self::ChaCha20Poly1305(k) => k.seal_split(nonce, aad, src, buf),
+        }
+    }
+
+    fn open(&self, nonce: &[u8; NONCE_LEN], aad: &[u8], buf: &mut [u8], tag: &[u8; TAG_LEN]) -> bool {
+        match self {
+            Self::Aes128Gcm(k) => k.open_in_place(nonce, aad, buf, tag),
+            Self::Aes256Gcm(k) => k.open_in_place(nonce, aad, buf, tag),
+            Self::ChaCha20Poly1305(k) => k.open_in_place(nonce, aad, buf, tag),
+        }
+        .is_ok()
+    }
+}
+
+/// The sealing half of a traffic key: the AEAD and its nonce guard.
+pub(crate) struct Sealer {
+    pub(crate) key: RecordKey,
+    pub(crate) guard: SealGuard,
+}
+
+impl Sealer {
+    /// Builds one record payload: `explicit ‖ E(plaintext ‖ trailer) ‖ tag`.
+    ///
+    /// The nonce is checked first; on refusal nothing is sealed and rustls
+    /// gets `EncryptError` (G10, G12). The engine reads a single-chunk
+    /// plaintext straight from rustls's buffer and writes the ciphertext
+    /// into the record, so each plaintext byte is read once.
+    pub(crate) fn seal(
+        &mut self,
+        nonce: &[u8; NONCE_LEN],
+        aad: &[u8],
+        explicit: &[u8],
+        plaintext: &OutboundChunks<'_>,
+        trailer: &[u8],
+        payload_len: usize,
+    ) -> Result<PrefixedPayload, Error> {
+        self.guard.check(nonce).map_err(|_| Error::EncryptError)?;
+        let mut payload = PrefixedPayload::with_capacity(payload_len);
+        payload.extend_from_slice(explicit);
+        let src = match *plaintext {
+            // rustls 0.23 gives no way to size the record buffer without
+            // writing it; a zero fill is the cheapest such write.
+            OutboundChunks::Single(src) => {
+                payload.extend(core::iter::repeat_n(&0, src.len()));
+                src
+            }
+            _ => {
+                payload.extend_from_chunks(plaintext);
+                &[]
+            }
+        };
+        payload.extend_from_slice(trailer);
+        let tag = self.key.seal_split(nonce, aad, src, &mut payload.as_mut()[explicit.len()..]);
+        payload.extend_from_slice(&tag);
+        debug_assert_eq!(payload.as_ref().len(), payload_len);
+        Ok(payload)
+    }
+}
+
+/// The opening half of a traffic key: the AEAD and its replay guard.
+pub(crate) struct Opener {
+    pub(crate) key: RecordKey,
+    pub(crate) guard: OpenGuard,
+}
+
+impl Opener {
+    /// Opens `body = ciphertext ‖ tag` in place for read sequence `seq` and
+    /// returns the plaintext length. Any failure is `DecryptError` and
+    /// leaves `body` zeroed (O5).
+    pub(crate) fn open(
+        &mut self,
+        seq: u64,
+        nonce: &[u8; NONCE_LEN],
+        aad: &[u8],
+        body: &mut [u8],
+    ) -> Result<usize, Error> {
+        let opened = self.guard.check(seq).is_ok() && body.len() >= TAG_LEN && {
+            let (ciphertext, tag) = body.split_at_mut(body.len() - TAG_LEN);
+            let tag = <&[u8; TAG_LEN]>::try_from(&*tag).expect("16-byte tag");
+            self.key.open(nonce, aad, ciphertext, tag)
+        };
+        if !opened {
+            body.zeroize();
+            return Err(Error::DecryptError);
+        }
+        self.guard.opened(seq);
+        Ok(body.len() - TAG_LEN)
+    }
+}

@@ -1,0 +1,68 @@
+//! TLS 1.3 records (RFC 8446 §5.2): `E(plaintext ‖ type) ‖ tag` under
+//! `nonce = iv XOR seq`, with the 5-byte record header as AAD.
+
+use rustls::crypto::cipher::{
+    make_tls13_aad, AeadKey, InboundOpaqueMessage, InboundPlainMessage, Iv, MessageDecrypter,
+    MessageEncrypter, OutboundOpaqueMessage, OutboundPlainMessage, Tls13AeadAlgorithm,
+    UnsupportedOperationError,
+};
+use rustls::{ConnectionTrafficSecrets, ContentType, Error, ProtocolVersion};
+
+use super::nonce_guard::{OpenGuard, SealGuard};
+use super::record::{AeadChoice, Opener, RecordKey, Sealer, StaticIv};
+use crate::aead::TAG_LEN;
+
+impl Tls13AeadAlgorithm for AeadChoice {
+    fn encrypter(&self, key: AeadKey, iv: Iv) -> Box<dyn MessageEncrypter> {
+        let iv = StaticIv::new(iv.as_ref());
+        let guard = SealGuard::masked(&iv.nonce(0));
+        Box::new(Tls13Encrypter { sealer: Sealer { key: RecordKey::new(*self, &key), guard }, iv })
+    }
+
+    fn decrypter(&self, key: AeadKey, iv: Iv) -> Box<dyn MessageDecrypter> {
+        Box::new(Tls13Decrypter { opener: Opener { key: RecordKey::new(*self, &key), guard: OpenGuard::new() }, iv: StaticIv::new(iv.as_ref()) })
+    }
+
+    fn key_len(&self) -> usize {
+        self.kind.key_len()
+    }
+
+    fn extract_keys(&self, key: AeadKey, iv: Iv) -> Result<ConnectionTrafficSecrets, UnsupportedOperationError> {
+        Ok(self.kind.secrets(key, iv))
+    }
+}
+
+struct Tls13Encrypter {
+    sealer: Sealer,
+    iv: StaticIv,
+}
+
+impl MessageEncrypter for Tls13Encrypter {
+    fn encrypt(&mut self, msg: OutboundPlainMessage<'_>, seq: u64) -> Result<OutboundOpaqueMessage, Error> {
+        let payload_len = self.encrypted_payload_len(msg.payload.len());
+        let nonce = self.iv.nonce(seq);
+        let aad = make_tls13_aad(payload_len);
+        let payload = self.sealer.seal(&nonce, &aad, &[], &msg.payload, &msg.typ.to_array(), payload_len)?;
+        Ok(OutboundOpaqueMessage::new(ContentType::ApplicationData, ProtocolVersion::TLSv1_2, payload))
+    }
+
+    fn encrypted_payload_len(&self, payload_len: usize) -> usize {
+        payload_len + 1 + TAG_LEN
+    }
+}
+
+struct Tls13Decrypter {
+    opener: Opener,
+    iv: StaticIv,
+}
+
+impl MessageDecrypter for Tls13Decrypter {
+    fn decrypt<'a>(&mut self, mut msg: InboundOpaqueMessage<'a>, seq: u64) -> Result<InboundPlainMessage<'a>, Error> {
+        let nonce = self.iv.nonce(seq);
+        let aad = make_tls13_aad(msg.payload.len());
+        let plain_len = self.opener.open(seq, &nonce, &aad, &mut msg.payload)?;
+        msg.payload.truncate(plain_len);
+        // Strips padding and the inner type, enforces the 2^14 limit.
+        msg.into_tls13_unpadded_message()
+    }
+}
