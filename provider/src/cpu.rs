@@ -24,13 +24,18 @@ cpufeatures::new!(cpuid_avx2, "avx", "avx2", "bmi2", "adx");
 impl Features {
     /// Detects this CPU's features (cached by `cpufeatures` and `std`).
     #[cfg(target_arch = "x86_64")]
+    #[allow(dead_code)] // until the x86-64 engines land
     pub(crate) fn get() -> Self {
         let aes_clmul = cpuid_aes_clmul::get();
         let avx2 = cpuid_avx2::get();
         let vaes_clmul256 = avx2
             && std::is_x86_feature_detected!("vaes")
             && std::is_x86_feature_detected!("vpclmulqdq");
-        Self { aes_clmul, avx2, vaes_clmul256: aes_clmul && vaes_clmul256 }
+        Self {
+            aes_clmul,
+            avx2,
+            vaes_clmul256: aes_clmul && vaes_clmul256,
+        }
     }
 
     /// Detects this CPU's features: no accelerated backends off x86-64 yet.

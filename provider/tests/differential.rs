@@ -10,7 +10,10 @@ use common::{Alg, Rng};
 /// Lengths: everything up to 300, block-group edges, and random ones to 20 000.
 fn lengths(rng: &mut Rng) -> Vec<usize> {
     let mut v: Vec<usize> = (0..=300).collect();
-    for edge in [511, 512, 513, 1023, 1024, 1025, 1350, 1500, 4095, 4096, 4097, 8192, 16383, 16384, 16385, 16401, 20000] {
+    for edge in [
+        511, 512, 513, 1023, 1024, 1025, 1350, 1500, 4095, 4096, 4097, 8192, 16383, 16384, 16385,
+        16401, 20000,
+    ] {
         v.push(edge);
     }
     v.extend((0..120).map(|_| rng.below(20_001)));
@@ -31,8 +34,16 @@ fn matches_ring_and_aws_lc_rs() {
             let what = format!("{alg:?} on {backend}, len {len}, aad {}", aad.len());
 
             let expected = alg.ring_seal(&key_bytes, &nonce, &aad, &pt);
-            assert_eq!(expected, alg.aws_lc_seal(&key_bytes, &nonce, &aad, &pt), "references disagree: {what}");
-            assert_eq!(key.seal(&nonce, &aad, &pt), expected, "seal in place: {what}");
+            assert_eq!(
+                expected,
+                alg.aws_lc_seal(&key_bytes, &nonce, &aad, &pt),
+                "references disagree: {what}"
+            );
+            assert_eq!(
+                key.seal(&nonce, &aad, &pt),
+                expected,
+                "seal in place: {what}"
+            );
 
             // Out of place, from and to slices at odd offsets.
             let (src_off, dst_off) = (rng.below(16), rng.below(16));
@@ -40,9 +51,17 @@ fn matches_ring_and_aws_lc_rs() {
             src[src_off..].copy_from_slice(&pt);
             let mut dst = vec![0x5a; dst_off + len];
             let tag = key.seal_out_of_place(&nonce, &aad, &src[src_off..], &mut dst[dst_off..]);
-            assert_eq!([&dst[dst_off..], &tag[..]].concat(), expected, "seal out of place: {what}");
+            assert_eq!(
+                [&dst[dst_off..], &tag[..]].concat(),
+                expected,
+                "seal out of place: {what}"
+            );
 
-            assert_eq!(key.open(&nonce, &aad, &expected).as_deref(), Some(&pt[..]), "open: {what}");
+            assert_eq!(
+                key.open(&nonce, &aad, &expected).as_deref(),
+                Some(&pt[..]),
+                "open: {what}"
+            );
         }
     }
 }
@@ -63,15 +82,31 @@ fn tampering_fails() {
                 let mut bad = sealed.clone();
                 let bit = rng.below(bad.len() * 8);
                 bad[bit / 8] ^= 1 << (bit % 8);
-                assert_eq!(key.open(&nonce, &aad, &bad), None, "flipped bit {bit}: {what}");
+                assert_eq!(
+                    key.open(&nonce, &aad, &bad),
+                    None,
+                    "flipped bit {bit}: {what}"
+                );
             }
             let mut bad_aad = aad.clone();
             bad_aad[rng.below(aad.len())] ^= 0x80;
-            assert_eq!(key.open(&nonce, &bad_aad, &sealed), None, "tampered aad: {what}");
-            assert_eq!(key.open(&nonce, &aad[1..], &sealed), None, "truncated aad: {what}");
+            assert_eq!(
+                key.open(&nonce, &bad_aad, &sealed),
+                None,
+                "tampered aad: {what}"
+            );
+            assert_eq!(
+                key.open(&nonce, &aad[1..], &sealed),
+                None,
+                "truncated aad: {what}"
+            );
             let mut bad_nonce = nonce;
             bad_nonce[rng.below(12)] ^= 4;
-            assert_eq!(key.open(&bad_nonce, &aad, &sealed), None, "wrong nonce: {what}");
+            assert_eq!(
+                key.open(&bad_nonce, &aad, &sealed),
+                None,
+                "wrong nonce: {what}"
+            );
         }
     }
 }
@@ -86,7 +121,10 @@ fn opens_what_references_seal_and_vice_versa() {
             let key = alg.key(&key_bytes, backend);
             let (nonce, aad, pt) = (rng.array(), rng.bytes_between(0, 64), rng.bytes(len));
             let ours = key.seal(&nonce, &aad, &pt);
-            assert_eq!(alg.aws_lc_open(&key_bytes, &nonce, &aad, &ours).as_deref(), Some(&pt[..]));
+            assert_eq!(
+                alg.aws_lc_open(&key_bytes, &nonce, &aad, &ours).as_deref(),
+                Some(&pt[..])
+            );
         }
     }
 }

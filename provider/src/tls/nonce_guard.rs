@@ -67,12 +67,22 @@ impl SealGuard {
     /// TLS 1.2 ChaCha20-Poly1305.
     pub fn masked(iv: &[u8; NONCE_LEN]) -> Self {
         let (fixed, mask) = split(iv);
-        Self { fixed, mask, next: 0, started: false }
+        Self {
+            fixed,
+            mask,
+            next: 0,
+            started: false,
+        }
     }
 
     /// Guard for TLS 1.2 AES-GCM: `nonce = salt ‖ BE64(seq)`.
     pub fn salted(salt: &[u8; 4]) -> Self {
-        Self { fixed: *salt, mask: 0, next: 0, started: false }
+        Self {
+            fixed: *salt,
+            mask: 0,
+            next: 0,
+            started: false,
+        }
     }
 
     /// Checks the exact nonce about to be used (G1) and, if it is allowed,

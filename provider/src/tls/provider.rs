@@ -32,25 +32,37 @@ pub fn default_provider() -> CryptoProvider {
 ///
 /// For tests, and for deployments that must pin an engine. Each distinct
 /// pair builds its suites once per process.
-pub fn provider_with_backends(aes_gcm: Backend, chacha20_poly1305: Backend) -> Option<CryptoProvider> {
-    if !Aes128Gcm::backends().contains(&aes_gcm) || !ChaCha20Poly1305::backends().contains(&chacha20_poly1305) {
+pub fn provider_with_backends(
+    aes_gcm: Backend,
+    chacha20_poly1305: Backend,
+) -> Option<CryptoProvider> {
+    if !Aes128Gcm::backends().contains(&aes_gcm)
+        || !ChaCha20Poly1305::backends().contains(&chacha20_poly1305)
+    {
         return None;
     }
-    static BUILT: Mutex<Option<HashMap<(Backend, Backend), &'static [SupportedCipherSuite]>>> = Mutex::new(None);
+    type Built = HashMap<(Backend, Backend), &'static [SupportedCipherSuite]>;
+    static BUILT: Mutex<Option<Built>> = Mutex::new(None);
     let mut built = BUILT.lock().unwrap_or_else(PoisonError::into_inner);
-    let suites = *built.get_or_insert_with(HashMap::new).entry((aes_gcm, chacha20_poly1305)).or_insert_with(|| {
-        let suites: Vec<_> = RECIPES
-            .iter()
-            .map(|recipe| {
-                let backend = match recipe.kind {
-                    AeadKind::Aes128Gcm | AeadKind::Aes256Gcm => aes_gcm,
-                    AeadKind::ChaCha20Poly1305 => chacha20_poly1305,
-                };
-                recipe.leak(AeadChoice { kind: recipe.kind, backend: Some(backend) })
-            })
-            .collect();
-        suites.leak()
-    });
+    let suites = *built
+        .get_or_insert_with(HashMap::new)
+        .entry((aes_gcm, chacha20_poly1305))
+        .or_insert_with(|| {
+            let suites: Vec<_> = RECIPES
+                .iter()
+                .map(|recipe| {
+                    let backend = match recipe.kind {
+                        AeadKind::Aes128Gcm | AeadKind::Aes256Gcm => aes_gcm,
+                        AeadKind::ChaCha20Poly1305 => chacha20_poly1305,
+                    };
+                    recipe.leak(AeadChoice {
+                        kind: recipe.kind,
+                        backend: Some(backend),
+                    })
+                })
+                .collect();
+            suites.leak()
+        });
     Some(with_suites(suites))
 }
 
@@ -61,7 +73,10 @@ fn with_suites(suites: &[SupportedCipherSuite]) -> CryptoProvider {
         cipher_suites.sort_by_key(|s| !is_chacha(s));
         cipher_suites.sort_by_key(|s| s.tls13().is_none());
     }
-    CryptoProvider { cipher_suites, ..base::default_provider() }
+    CryptoProvider {
+        cipher_suites,
+        ..base::default_provider()
+    }
 }
 
 fn is_chacha(suite: &SupportedCipherSuite) -> bool {

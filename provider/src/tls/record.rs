@@ -47,7 +47,9 @@ pub(crate) struct StaticIv(Zeroizing<[u8; NONCE_LEN]>);
 
 impl StaticIv {
     pub(crate) fn new(iv: &[u8]) -> Self {
-        Self(Zeroizing::new(iv.try_into().expect("rustls passes 12-byte IVs")))
+        Self(Zeroizing::new(
+            iv.try_into().expect("rustls passes 12-byte IVs"),
+        ))
     }
 
     /// RFC 8446 §5.3 / RFC 7905: `iv XOR (0³² ‖ BE64(seq))`.
@@ -73,11 +75,19 @@ impl RecordKey {
     /// many), or a forced backend does not run here (checked when the
     /// provider was built).
     pub(crate) fn new(choice: AeadChoice, key: &AeadKey) -> Self {
-        fn make<K, T>(key: &[u8], backend: Option<Backend>, new: fn(&K) -> T, with: fn(&K, Backend) -> Option<T>) -> T
+        fn make<K, T>(
+            key: &[u8],
+            backend: Option<Backend>,
+            new: fn(&K) -> T,
+            with: fn(&K, Backend) -> Option<T>,
+        ) -> T
         where
             for<'a> &'a K: TryFrom<&'a [u8]>,
         {
-            let key: &K = key.try_into().ok().expect("rustls passes key_len() key bytes");
+            let key: &K = key
+                .try_into()
+                .ok()
+                .expect("rustls passes key_len() key bytes");
             match backend {
                 None => new(key),
                 Some(b) => with(key, b).expect("forced backend was checked at provider setup"),
@@ -100,7 +110,13 @@ impl RecordKey {
         }
     }
 
-    fn seal_split(&self, nonce: &[u8; NONCE_LEN], aad: &[u8], src: &[u8], buf: &mut [u8]) -> [u8; TAG_LEN] {
+    fn seal_split(
+        &self,
+        nonce: &[u8; NONCE_LEN],
+        aad: &[u8],
+        src: &[u8],
+        buf: &mut [u8],
+    ) -> [u8; TAG_LEN] {
         match self {
             Self::Aes128Gcm(k) => k.seal_split(nonce, aad, src, buf),
             Self::Aes256Gcm(k) => k.seal_split(nonce, aad, src, buf),
@@ -108,7 +124,13 @@ impl RecordKey {
         }
     }
 
-    fn open(&self, nonce: &[u8; NONCE_LEN], aad: &[u8], buf: &mut [u8], tag: &[u8; TAG_LEN]) -> bool {
+    fn open(
+        &self,
+        nonce: &[u8; NONCE_LEN],
+        aad: &[u8],
+        buf: &mut [u8],
+        tag: &[u8; TAG_LEN],
+    ) -> bool {
         match self {
             Self::Aes128Gcm(k) => k.open_in_place(nonce, aad, buf, tag),
             Self::Aes256Gcm(k) => k.open_in_place(nonce, aad, buf, tag),
@@ -156,7 +178,9 @@ impl Sealer {
             }
         };
         payload.extend_from_slice(trailer);
-        let tag = self.key.seal_split(nonce, aad, src, &mut payload.as_mut()[explicit.len()..]);
+        let tag = self
+            .key
+            .seal_split(nonce, aad, src, &mut payload.as_mut()[explicit.len()..]);
         payload.extend_from_slice(&tag);
         debug_assert_eq!(payload.as_ref().len(), payload_len);
         Ok(payload)

@@ -65,20 +65,34 @@ enum Base {
 
 impl Recipe {
     const fn tls13(id: CipherSuite, base: &'static Tls13CipherSuite, kind: AeadKind) -> Self {
-        Self { id, base: Base::Tls13(base), kind }
+        Self {
+            id,
+            base: Base::Tls13(base),
+            kind,
+        }
     }
 
     const fn tls12(id: CipherSuite, base: &'static Tls12CipherSuite, kind: AeadKind) -> Self {
-        Self { id, base: Base::Tls12(base), kind }
+        Self {
+            id,
+            base: Base::Tls12(base),
+            kind,
+        }
     }
 
     const fn common(&self, hash: &'static dyn rustls::crypto::hash::Hash) -> CipherSuiteCommon {
-        CipherSuiteCommon { suite: self.id, hash_provider: hash, confidentiality_limit: confidentiality_limit(self.kind) }
+        CipherSuiteCommon {
+            suite: self.id,
+            hash_provider: hash,
+            confidentiality_limit: confidentiality_limit(self.kind),
+        }
     }
 
     /// The TLS 1.3 suite for this recipe with `aead`.
     const fn build13(&self, aead: &'static AeadChoice) -> Tls13CipherSuite {
-        let Base::Tls13(base) = self.base else { panic!("not a TLS 1.3 recipe") };
+        let Base::Tls13(base) = self.base else {
+            panic!("not a TLS 1.3 recipe")
+        };
         Tls13CipherSuite {
             common: self.common(base.common.hash_provider),
             hkdf_provider: base.hkdf_provider,
@@ -89,7 +103,9 @@ impl Recipe {
 
     /// The TLS 1.2 suite for this recipe with `aead`.
     const fn build12(&self, aead: &'static AeadChoice) -> Tls12CipherSuite {
-        let Base::Tls12(base) = self.base else { panic!("not a TLS 1.2 recipe") };
+        let Base::Tls12(base) = self.base else {
+            panic!("not a TLS 1.2 recipe")
+        };
         Tls12CipherSuite {
             common: self.common(base.common.hash_provider),
             prf_provider: base.prf_provider,
@@ -110,9 +126,18 @@ impl Recipe {
     }
 }
 
-const AES128: AeadChoice = AeadChoice { kind: AeadKind::Aes128Gcm, backend: None };
-const AES256: AeadChoice = AeadChoice { kind: AeadKind::Aes256Gcm, backend: None };
-const CHACHA: AeadChoice = AeadChoice { kind: AeadKind::ChaCha20Poly1305, backend: None };
+const AES128: AeadChoice = AeadChoice {
+    kind: AeadKind::Aes128Gcm,
+    backend: None,
+};
+const AES256: AeadChoice = AeadChoice {
+    kind: AeadKind::Aes256Gcm,
+    backend: None,
+};
+const CHACHA: AeadChoice = AeadChoice {
+    kind: AeadKind::ChaCha20Poly1305,
+    backend: None,
+};
 
 macro_rules! suites {
     ($($(#[$doc:meta])* $name:ident = $ctor:ident($base:ident, $aead:ident, $kind:ident);)*) => {

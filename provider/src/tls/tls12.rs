@@ -18,9 +18,9 @@ use rustls::{ConnectionTrafficSecrets, Error};
 
 use super::nonce_guard::{OpenGuard, SealGuard};
 use super::record::{AeadChoice, AeadKind, Opener, RecordKey, Sealer, StaticIv};
-use zeroize::Zeroizing;
 use super::MAX_FRAGMENT_LEN;
 use crate::aead::{NONCE_LEN, TAG_LEN};
+use zeroize::Zeroizing;
 
 const SALT_LEN: usize = 4;
 const EXPLICIT_LEN: usize = 8;
@@ -32,29 +32,55 @@ impl Tls12AeadAlgorithm for AeadChoice {
             AeadKind::ChaCha20Poly1305 => {
                 let iv = StaticIv::new(iv);
                 let guard = SealGuard::masked(&iv.nonce(0));
-                Box::new(ChaChaEncrypter { sealer: Sealer { key, guard }, iv })
+                Box::new(ChaChaEncrypter {
+                    sealer: Sealer { key, guard },
+                    iv,
+                })
             }
             // The 8 `extra` key-block bytes are unused: we send BE64(seq).
             _ => {
                 let salt = salt(iv);
-                Box::new(GcmEncrypter { sealer: Sealer { key, guard: SealGuard::salted(&salt) }, salt })
+                Box::new(GcmEncrypter {
+                    sealer: Sealer {
+                        key,
+                        guard: SealGuard::salted(&salt),
+                    },
+                    salt,
+                })
             }
         }
     }
 
     fn decrypter(&self, key: AeadKey, iv: &[u8]) -> Box<dyn MessageDecrypter> {
-        let opener = Opener { key: RecordKey::new(*self, &key), guard: OpenGuard::new() };
+        let opener = Opener {
+            key: RecordKey::new(*self, &key),
+            guard: OpenGuard::new(),
+        };
         match self.kind {
-            AeadKind::ChaCha20Poly1305 => Box::new(ChaChaDecrypter { opener, iv: StaticIv::new(iv) }),
-            _ => Box::new(GcmDecrypter { opener, salt: salt(iv) }),
+            AeadKind::ChaCha20Poly1305 => Box::new(ChaChaDecrypter {
+                opener,
+                iv: StaticIv::new(iv),
+            }),
+            _ => Box::new(GcmDecrypter {
+                opener,
+                salt: salt(iv),
+            }),
         }
     }
 
     fn key_block_shape(&self) -> KeyBlockShape {
         let enc_key_len = self.kind.key_len();
         match self.kind {
-            AeadKind::ChaCha20Poly1305 => KeyBlockShape { enc_key_len, fixed_iv_len: NONCE_LEN, explicit_nonce_len: 0 },
-            _ => KeyBlockShape { enc_key_len, fixed_iv_len: SALT_LEN, explicit_nonce_len: EXPLICIT_LEN },
+            AeadKind::ChaCha20Poly1305 => KeyBlockShape {
+                enc_key_len,
+                fixed_iv_len: NONCE_LEN,
+                explicit_nonce_len: 0,
+            },
+            _ => KeyBlockShape {
+                enc_key_len,
+                fixed_iv_len: SALT_LEN,
+                explicit_nonce_len: EXPLICIT_LEN,
+            },
         }
     }
 
@@ -75,7 +101,10 @@ impl Tls12AeadAlgorithm for AeadChoice {
 }
 
 fn salt(iv: &[u8]) -> Zeroizing<[u8; SALT_LEN]> {
-    Zeroizing::new(iv.try_into().expect("rustls passes fixed_iv_len() IV bytes"))
+    Zeroizing::new(
+        iv.try_into()
+            .expect("rustls passes fixed_iv_len() IV bytes"),
+    )
 }
 
 fn gcm_nonce(salt: &[u8; SALT_LEN], explicit: &[u8; EXPLICIT_LEN]) -> [u8; NONCE_LEN] {
@@ -100,12 +129,18 @@ struct GcmEncrypter {
 }
 
 impl MessageEncrypter for GcmEncrypter {
-    fn encrypt(&mut self, msg: OutboundPlainMessage<'_>, seq: u64) -> Result<OutboundOpaqueMessage, Error> {
+    fn encrypt(
+        &mut self,
+        msg: OutboundPlainMessage<'_>,
+        seq: u64,
+    ) -> Result<OutboundOpaqueMessage, Error> {
         let payload_len = self.encrypted_payload_len(msg.payload.len());
         let explicit = seq.to_be_bytes();
         let nonce = gcm_nonce(&self.salt, &explicit);
         let aad = make_tls12_aad(seq, msg.typ, msg.version, msg.payload.len());
-        let payload = self.sealer.seal(&nonce, &aad, &explicit, &msg.payload, &[], payload_len)?;
+        let payload = self
+            .sealer
+            .seal(&nonce, &aad, &explicit, &msg.payload, &[], payload_len)?;
         Ok(OutboundOpaqueMessage::new(msg.typ, msg.version, payload))
     }
 
@@ -120,7 +155,11 @@ struct GcmDecrypter {
 }
 
 impl MessageDecrypter for GcmDecrypter {
-    fn decrypt<'a>(&mut self, mut msg: InboundOpaqueMessage<'a>, seq: u64) -> Result<InboundPlainMessage<'a>, Error> {
+    fn decrypt<'a>(
+        &mut self,
+        mut msg: InboundOpaqueMessage<'a>,
+        seq: u64,
+    ) -> Result<InboundPlainMessage<'a>, Error> {
         let payload = &mut msg.payload;
         let Some(plain_len) = payload.len().checked_sub(EXPLICIT_LEN + TAG_LEN) else {
             payload.fill(0);
@@ -129,7 +168,10 @@ impl MessageDecrypter for GcmDecrypter {
         let (explicit, body) = payload.split_at_mut(EXPLICIT_LEN);
         let nonce = gcm_nonce(&self.salt, (&*explicit).try_into().expect("8 bytes"));
         let aad = make_tls12_aad(seq, msg.typ, msg.version, plain_len);
-        self.opener.open(seq, &nonce, &aad, body)?;
+        if let Err(e) = self.opener.open(seq, &nonce, &aad, body) {
+            explicit.fill(0);
+            return Err(e);
+        }
         check_fragment_len(&mut body[..plain_len])?;
         Ok(msg.into_plain_message_range(EXPLICIT_LEN..EXPLICIT_LEN + plain_len))
     }
@@ -141,11 +183,17 @@ struct ChaChaEncrypter {
 }
 
 impl MessageEncrypter for ChaChaEncrypter {
-    fn encrypt(&mut self, msg: OutboundPlainMessage<'_>, seq: u64) -> Result<OutboundOpaqueMessage, Error> {
+    fn encrypt(
+        &mut self,
+        msg: OutboundPlainMessage<'_>,
+        seq: u64,
+    ) -> Result<OutboundOpaqueMessage, Error> {
         let payload_len = self.encrypted_payload_len(msg.payload.len());
         let nonce = self.iv.nonce(seq);
         let aad = make_tls12_aad(seq, msg.typ, msg.version, msg.payload.len());
-        let payload = self.sealer.seal(&nonce, &aad, &[], &msg.payload, &[], payload_len)?;
+        let payload = self
+            .sealer
+            .seal(&nonce, &aad, &[], &msg.payload, &[], payload_len)?;
         Ok(OutboundOpaqueMessage::new(msg.typ, msg.version, payload))
     }
 
@@ -160,7 +208,11 @@ struct ChaChaDecrypter {
 }
 
 impl MessageDecrypter for ChaChaDecrypter {
-    fn decrypt<'a>(&mut self, mut msg: InboundOpaqueMessage<'a>, seq: u64) -> Result<InboundPlainMessage<'a>, Error> {
+    fn decrypt<'a>(
+        &mut self,
+        mut msg: InboundOpaqueMessage<'a>,
+        seq: u64,
+    ) -> Result<InboundPlainMessage<'a>, Error> {
         let plain_len = msg.payload.len().saturating_sub(TAG_LEN);
         let nonce = self.iv.nonce(seq);
         let aad = make_tls12_aad(seq, msg.typ, msg.version, plain_len);

@@ -16,18 +16,34 @@ impl Tls13AeadAlgorithm for AeadChoice {
     fn encrypter(&self, key: AeadKey, iv: Iv) -> Box<dyn MessageEncrypter> {
         let iv = StaticIv::new(iv.as_ref());
         let guard = SealGuard::masked(&iv.nonce(0));
-        Box::new(Tls13Encrypter { sealer: Sealer { key: RecordKey::new(*self, &key), guard }, iv })
+        Box::new(Tls13Encrypter {
+            sealer: Sealer {
+                key: RecordKey::new(*self, &key),
+                guard,
+            },
+            iv,
+        })
     }
 
     fn decrypter(&self, key: AeadKey, iv: Iv) -> Box<dyn MessageDecrypter> {
-        Box::new(Tls13Decrypter { opener: Opener { key: RecordKey::new(*self, &key), guard: OpenGuard::new() }, iv: StaticIv::new(iv.as_ref()) })
+        Box::new(Tls13Decrypter {
+            opener: Opener {
+                key: RecordKey::new(*self, &key),
+                guard: OpenGuard::new(),
+            },
+            iv: StaticIv::new(iv.as_ref()),
+        })
     }
 
     fn key_len(&self) -> usize {
         self.kind.key_len()
     }
 
-    fn extract_keys(&self, key: AeadKey, iv: Iv) -> Result<ConnectionTrafficSecrets, UnsupportedOperationError> {
+    fn extract_keys(
+        &self,
+        key: AeadKey,
+        iv: Iv,
+    ) -> Result<ConnectionTrafficSecrets, UnsupportedOperationError> {
         Ok(self.kind.secrets(key, iv))
     }
 }
@@ -38,12 +54,27 @@ struct Tls13Encrypter {
 }
 
 impl MessageEncrypter for Tls13Encrypter {
-    fn encrypt(&mut self, msg: OutboundPlainMessage<'_>, seq: u64) -> Result<OutboundOpaqueMessage, Error> {
+    fn encrypt(
+        &mut self,
+        msg: OutboundPlainMessage<'_>,
+        seq: u64,
+    ) -> Result<OutboundOpaqueMessage, Error> {
         let payload_len = self.encrypted_payload_len(msg.payload.len());
         let nonce = self.iv.nonce(seq);
         let aad = make_tls13_aad(payload_len);
-        let payload = self.sealer.seal(&nonce, &aad, &[], &msg.payload, &msg.typ.to_array(), payload_len)?;
-        Ok(OutboundOpaqueMessage::new(ContentType::ApplicationData, ProtocolVersion::TLSv1_2, payload))
+        let payload = self.sealer.seal(
+            &nonce,
+            &aad,
+            &[],
+            &msg.payload,
+            &msg.typ.to_array(),
+            payload_len,
+        )?;
+        Ok(OutboundOpaqueMessage::new(
+            ContentType::ApplicationData,
+            ProtocolVersion::TLSv1_2,
+            payload,
+        ))
     }
 
     fn encrypted_payload_len(&self, payload_len: usize) -> usize {
@@ -57,7 +88,11 @@ struct Tls13Decrypter {
 }
 
 impl MessageDecrypter for Tls13Decrypter {
-    fn decrypt<'a>(&mut self, mut msg: InboundOpaqueMessage<'a>, seq: u64) -> Result<InboundPlainMessage<'a>, Error> {
+    fn decrypt<'a>(
+        &mut self,
+        mut msg: InboundOpaqueMessage<'a>,
+        seq: u64,
+    ) -> Result<InboundPlainMessage<'a>, Error> {
         let nonce = self.iv.nonce(seq);
         let aad = make_tls13_aad(msg.payload.len());
         let plain_len = self.opener.open(seq, &nonce, &aad, &mut msg.payload)?;

@@ -2,6 +2,8 @@
 //! this CPU runs, reference implementations, and a seeded PRNG.
 #![allow(dead_code)]
 
+pub mod tls;
+
 use rustls_fusion::aead::{Aes128Gcm, Aes256Gcm, Backend, ChaCha20Poly1305, OpenError};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,17 +39,25 @@ impl Alg {
             Self::Aes256Gcm => Aes256Gcm::backends(),
             Self::ChaCha20Poly1305 => ChaCha20Poly1305::backends(),
         };
-        assert_eq!(backends.last(), Some(&Backend::Portable), "portable is always available, last");
+        assert_eq!(
+            backends.last(),
+            Some(&Backend::Portable),
+            "portable is always available, last"
+        );
         backends
     }
 
     pub fn key(self, key: &[u8], backend: Backend) -> Key {
         let k = match self {
-            Self::Aes128Gcm => Key::Aes128(Aes128Gcm::with_backend(key.try_into().unwrap(), backend).unwrap()),
-            Self::Aes256Gcm => Key::Aes256(Aes256Gcm::with_backend(key.try_into().unwrap(), backend).unwrap()),
-            Self::ChaCha20Poly1305 => {
-                Key::ChaCha(ChaCha20Poly1305::with_backend(key.try_into().unwrap(), backend).unwrap())
+            Self::Aes128Gcm => {
+                Key::Aes128(Aes128Gcm::with_backend(key.try_into().unwrap(), backend).unwrap())
             }
+            Self::Aes256Gcm => {
+                Key::Aes256(Aes256Gcm::with_backend(key.try_into().unwrap(), backend).unwrap())
+            }
+            Self::ChaCha20Poly1305 => Key::ChaCha(
+                ChaCha20Poly1305::with_backend(key.try_into().unwrap(), backend).unwrap(),
+            ),
         };
         assert_eq!(k.backend(), backend);
         k
@@ -55,7 +65,9 @@ impl Alg {
 
     /// Every (algorithm, backend) pair this CPU runs.
     pub fn all_engines() -> Vec<(Alg, Backend)> {
-        ALGS.iter().flat_map(|&a| a.backends().into_iter().map(move |b| (a, b))).collect()
+        ALGS.iter()
+            .flat_map(|&a| a.backends().into_iter().map(move |b| (a, b)))
+            .collect()
     }
 
     /// ring's reference seal: ciphertext || tag.
@@ -68,8 +80,12 @@ impl Alg {
         };
         let key = aead::LessSafeKey::new(aead::UnboundKey::new(alg, key).unwrap());
         let mut out = pt.to_vec();
-        key.seal_in_place_append_tag(aead::Nonce::assume_unique_for_key(*nonce), aead::Aad::from(aad), &mut out)
-            .unwrap();
+        key.seal_in_place_append_tag(
+            aead::Nonce::assume_unique_for_key(*nonce),
+            aead::Aad::from(aad),
+            &mut out,
+        )
+        .unwrap();
         out
     }
 
@@ -83,13 +99,23 @@ impl Alg {
         };
         let key = aead::LessSafeKey::new(aead::UnboundKey::new(alg, key).unwrap());
         let mut out = pt.to_vec();
-        key.seal_in_place_append_tag(aead::Nonce::assume_unique_for_key(*nonce), aead::Aad::from(aad), &mut out)
-            .unwrap();
+        key.seal_in_place_append_tag(
+            aead::Nonce::assume_unique_for_key(*nonce),
+            aead::Aad::from(aad),
+            &mut out,
+        )
+        .unwrap();
         out
     }
 
     /// aws-lc-rs's reference open of ciphertext || tag.
-    pub fn aws_lc_open(self, key: &[u8], nonce: &[u8; 12], aad: &[u8], sealed: &[u8]) -> Option<Vec<u8>> {
+    pub fn aws_lc_open(
+        self,
+        key: &[u8],
+        nonce: &[u8; 12],
+        aad: &[u8],
+        sealed: &[u8],
+    ) -> Option<Vec<u8>> {
         use aws_lc_rs::aead;
         let alg = match self {
             Self::Aes128Gcm => &aead::AES_128_GCM,
@@ -99,7 +125,11 @@ impl Alg {
         let key = aead::LessSafeKey::new(aead::UnboundKey::new(alg, key).unwrap());
         let mut buf = sealed.to_vec();
         let n = key
-            .open_in_place(aead::Nonce::assume_unique_for_key(*nonce), aead::Aad::from(aad), &mut buf)
+            .open_in_place(
+                aead::Nonce::assume_unique_for_key(*nonce),
+                aead::Aad::from(aad),
+                &mut buf,
+            )
             .ok()?
             .len();
         buf.truncate(n);
@@ -131,7 +161,13 @@ impl Key {
         }
     }
 
-    pub fn seal_out_of_place(&self, nonce: &[u8; 12], aad: &[u8], pt: &[u8], ct: &mut [u8]) -> [u8; 16] {
+    pub fn seal_out_of_place(
+        &self,
+        nonce: &[u8; 12],
+        aad: &[u8],
+        pt: &[u8],
+        ct: &mut [u8],
+    ) -> [u8; 16] {
         match self {
             Self::Aes128(k) => k.seal_out_of_place(nonce, aad, pt, ct),
             Self::Aes256(k) => k.seal_out_of_place(nonce, aad, pt, ct),
@@ -139,7 +175,13 @@ impl Key {
         }
     }
 
-    pub fn open_in_place(&self, nonce: &[u8; 12], aad: &[u8], buf: &mut [u8], tag: &[u8; 16]) -> Result<(), OpenError> {
+    pub fn open_in_place(
+        &self,
+        nonce: &[u8; 12],
+        aad: &[u8],
+        buf: &mut [u8],
+        tag: &[u8; 16],
+    ) -> Result<(), OpenError> {
         match self {
             Self::Aes128(k) => k.open_in_place(nonce, aad, buf, tag),
             Self::Aes256(k) => k.open_in_place(nonce, aad, buf, tag),
@@ -162,7 +204,10 @@ impl Key {
         match self.open_in_place(nonce, aad, &mut buf, tag.try_into().unwrap()) {
             Ok(()) => Some(buf),
             Err(OpenError) => {
-                assert!(buf.iter().all(|&b| b == 0), "buffer not zeroed after a failed open");
+                assert!(
+                    buf.iter().all(|&b| b == 0),
+                    "buffer not zeroed after a failed open"
+                );
                 None
             }
         }

@@ -33,7 +33,13 @@ impl<const KEY_LEN: usize> Engine for AesGcm<KEY_LEN> {
         }
     }
 
-    fn seal(&self, nonce: &[u8; NONCE_LEN], aad: &[u8], src: &[u8], buf: &mut [u8]) -> [u8; TAG_LEN] {
+    fn seal(
+        &self,
+        nonce: &[u8; NONCE_LEN],
+        aad: &[u8],
+        src: &[u8],
+        buf: &mut [u8],
+    ) -> [u8; TAG_LEN] {
         match self {
             Self::Portable128(k) => k.seal(nonce, aad, src, buf),
             Self::Portable256(k) => k.seal(nonce, aad, src, buf),

@@ -29,7 +29,13 @@ impl Engine for Engines {
         }
     }
 
-    fn seal(&self, nonce: &[u8; NONCE_LEN], aad: &[u8], src: &[u8], buf: &mut [u8]) -> [u8; TAG_LEN] {
+    fn seal(
+        &self,
+        nonce: &[u8; NONCE_LEN],
+        aad: &[u8],
+        src: &[u8],
+        buf: &mut [u8],
+    ) -> [u8; TAG_LEN] {
         match self {
             Self::Portable(k) => k.seal(nonce, aad, src, buf),
         }
