@@ -24,7 +24,6 @@ cpufeatures::new!(cpuid_avx2, "avx", "avx2", "bmi2", "adx");
 impl Features {
     /// Detects this CPU's features (cached by `cpufeatures` and `std`).
     #[cfg(target_arch = "x86_64")]
-    #[allow(dead_code)] // until the x86-64 engines land
     pub(crate) fn get() -> Self {
         let aes_clmul = cpuid_aes_clmul::get();
         let avx2 = cpuid_avx2::get();

@@ -40,6 +40,10 @@ pub enum Backend {
     /// Portable constant-time code (RustCrypto's audited `aes-gcm` and
     /// `chacha20poly1305`); runs everywhere.
     Portable,
+    /// AES-GCM on AES-NI + PCLMULQDQ, 128-bit registers (x86-64).
+    X86AesNi,
+    /// AES-GCM on VAES + VPCLMULQDQ, 256-bit AVX2 registers (x86-64).
+    X86Vaes,
 }
 
 impl Backend {
@@ -47,6 +51,8 @@ impl Backend {
     pub fn name(self) -> &'static str {
         match self {
             Self::Portable => "portable",
+            Self::X86AesNi => "x86-aesni",
+            Self::X86Vaes => "x86-vaes",
         }
     }
 }
@@ -70,6 +76,12 @@ impl fmt::Display for OpenError {
 }
 
 impl std::error::Error for OpenError {}
+
+/// Compares two tags in constant time.
+pub(crate) fn ct_eq(a: &[u8; TAG_LEN], b: &[u8; TAG_LEN]) -> bool {
+    let diff = a.iter().zip(b).fold(0u8, |d, (x, y)| d | (x ^ y));
+    core::hint::black_box(diff) == 0
+}
 
 /// What every engine (one per primitive and backend) provides.
 ///

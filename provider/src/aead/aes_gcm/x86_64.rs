@@ -1,0 +1,723 @@
+//! What the x86-64 AES-GCM engines share: key setup (AES-NI key schedule,
+//! GHASH key powers) and one stitched seal/open kernel, generic over the
+//! register width ([`Lanes`]: one block per xmm for AES-NI, two per ymm for
+//! VAES). Each backend instantiates the kernel inside its own
+//! `#[target_feature]` entry points, so every helper here is
+//! `#[inline(always)]` and compiles with the caller's features.
+//!
+//! GHASH works on byte-reflected blocks with the key pre-multiplied by
+//! x⁻¹ ("twisted" H), so one carry-less product needs no bit shift and one
+//! reduction is two CLMULs (Gueron's method, as in the Linux and BoringSSL
+//! VAES code). Per key we store H¹…H¹⁶ highest first, each with its two
+//! 64-bit halves XOR-ed for Karatsuba (three CLMULs per block).
+//!
+//! Data flow of one seal, 128 bytes per iteration: AES-CTR of batch i runs
+//! interleaved with GHASH of batch i−1 (stored ciphertext), one reduction per
+//! batch; open hashes the batch it decrypts. Records under 128 bytes take a
+//! short path: E(J0) and all keystream blocks in one AES pass, then AAD,
+//! ciphertext and length block in one GHASH with one reduction.
+//!
+//! # Safety
+//! Every `unsafe fn` here must only run on a CPU with AES-NI, PCLMULQDQ and
+//! SSSE3 (plus what the [`Lanes`] type needs): the backends call them only
+//! from `#[target_feature]` functions that key setup selected after
+//! detection. Raw pointers are derived from slices whose lengths are checked
+//! where noted.
+#![allow(unsafe_code)]
+
+use core::arch::x86_64::*;
+
+use zeroize::Zeroize;
+
+use crate::aead::{ct_eq, NONCE_LEN, TAG_LEN};
+
+/// Largest power of H kept per key.
+const POWERS: usize = 16;
+/// Blocks per main-loop batch.
+const BATCH: usize = 8;
+const BATCH_BYTES: usize = BATCH * 16;
+
+/// Per-key precomputation, built once; zeroized on drop.
+pub(super) struct KeyData {
+    /// AES round keys (11 for AES-128, 15 for AES-256).
+    rk: [[u8; 16]; 15],
+    /// Twisted H^16 … H^1 (index `POWERS - k` holds H^k).
+    h: [[u8; 16]; POWERS],
+    /// The same powers with both halves `lo ^ hi`, for Karatsuba.
+    hx: [[u8; 16]; POWERS],
+}
+
+impl Drop for KeyData {
+    fn drop(&mut self) {
+        self.rk.zeroize();
+        self.h.zeroize();
+        self.hx.zeroize();
+    }
+}
+
+/// One or two AES blocks in a vector register. Implemented by the backends.
+///
+/// # Safety
+/// Methods may only run where the implementing backend's CPU features are
+/// present (see the module docs).
+pub(super) unsafe trait Lanes: Copy {
+    /// Blocks per register.
+    const BLOCKS: usize;
+    unsafe fn loadu(p: *const u8) -> Self;
+    unsafe fn storeu(self, p: *mut u8);
+    /// The 16 bytes at `p` in every lane.
+    unsafe fn broadcast(p: *const u8) -> Self;
+    /// `x` in lane 0, zero elsewhere.
+    unsafe fn from_first(x: __m128i) -> Self;
+    /// Lane `i` holds `x + i` in its low dword (counters).
+    unsafe fn counters(x: __m128i) -> Self;
+    /// `k` added to the low dword of every lane.
+    unsafe fn add_ctr(self, k: i32) -> Self;
+    unsafe fn xor(self, b: Self) -> Self;
+    unsafe fn aesenc(self, k: Self) -> Self;
+    unsafe fn aesenclast(self, k: Self) -> Self;
+    unsafe fn clmul_lo(self, b: Self) -> Self;
+    unsafe fn clmul_hi(self, b: Self) -> Self;
+    /// Reverses the bytes of each 128-bit lane.
+    unsafe fn bswap(self) -> Self;
+    /// Swaps the 64-bit halves of each lane.
+    unsafe fn swap_halves(self) -> Self;
+    /// XOR of all lanes.
+    unsafe fn fold(self) -> __m128i;
+    unsafe fn zero() -> Self;
+}
+
+/// One block per xmm register: the AES-NI lane type, also used by every
+/// backend for single blocks.
+unsafe impl Lanes for __m128i {
+    const BLOCKS: usize = 1;
+    #[inline(always)]
+    unsafe fn loadu(p: *const u8) -> Self {
+        _mm_loadu_si128(p.cast())
+    }
+    #[inline(always)]
+    unsafe fn storeu(self, p: *mut u8) {
+        _mm_storeu_si128(p.cast(), self)
+    }
+    #[inline(always)]
+    unsafe fn broadcast(p: *const u8) -> Self {
+        _mm_loadu_si128(p.cast())
+    }
+    #[inline(always)]
+    unsafe fn from_first(x: __m128i) -> Self {
+        x
+    }
+    #[inline(always)]
+    unsafe fn counters(x: __m128i) -> Self {
+        x
+    }
+    #[inline(always)]
+    unsafe fn add_ctr(self, k: i32) -> Self {
+        _mm_add_epi32(self, _mm_set_epi32(0, 0, 0, k))
+    }
+    #[inline(always)]
+    unsafe fn xor(self, b: Self) -> Self {
+        _mm_xor_si128(self, b)
+    }
+    #[inline(always)]
+    unsafe fn aesenc(self, k: Self) -> Self {
+        _mm_aesenc_si128(self, k)
+    }
+    #[inline(always)]
+    unsafe fn aesenclast(self, k: Self) -> Self {
+        _mm_aesenclast_si128(self, k)
+    }
+    #[inline(always)]
+    unsafe fn clmul_lo(self, b: Self) -> Self {
+        _mm_clmulepi64_si128(self, b, 0x00)
+    }
+    #[inline(always)]
+    unsafe fn clmul_hi(self, b: Self) -> Self {
+        _mm_clmulepi64_si128(self, b, 0x11)
+    }
+    #[inline(always)]
+    unsafe fn bswap(self) -> Self {
+        bswap128(self)
+    }
+    #[inline(always)]
+    unsafe fn swap_halves(self) -> Self {
+        _mm_shuffle_epi32(self, 0x4e)
+    }
+    #[inline(always)]
+    unsafe fn fold(self) -> __m128i {
+        self
+    }
+    #[inline(always)]
+    unsafe fn zero() -> Self {
+        _mm_setzero_si128()
+    }
+}
+
+#[inline(always)]
+unsafe fn bswap128(x: __m128i) -> __m128i {
+    _mm_shuffle_epi8(
+        x,
+        _mm_set_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+    )
+}
+
+#[inline(always)]
+unsafe fn load128(b: &[u8; 16]) -> __m128i {
+    _mm_loadu_si128(b.as_ptr().cast())
+}
+
+/// x⁶³ + x⁶² + x⁵⁷ in the high qword: the reflected GCM polynomial's tail.
+#[inline(always)]
+unsafe fn gfpoly() -> __m128i {
+    _mm_set_epi64x(0xc200_0000_0000_0000u64 as i64, 1)
+}
+
+/// Reduces the 256-bit product `hi·x¹²⁸ + mi·x⁶⁴ + lo` to 128 bits.
+#[inline(always)]
+unsafe fn reduce(lo: __m128i, mi: __m128i, hi: __m128i) -> __m128i {
+    let poly = gfpoly();
+    let t0 = _mm_clmulepi64_si128(poly, lo, 0x01);
+    let mi = _mm_xor_si128(_mm_xor_si128(mi, _mm_shuffle_epi32(lo, 0x4e)), t0);
+    let t1 = _mm_clmulepi64_si128(poly, mi, 0x01);
+    _mm_xor_si128(_mm_xor_si128(hi, _mm_shuffle_epi32(mi, 0x4e)), t1)
+}
+
+/// Unreduced Karatsuba products, accumulated over several blocks.
+#[derive(Clone, Copy)]
+struct Acc<V> {
+    lo: V,
+    mi: V,
+    hi: V,
+}
+
+impl<V: Lanes> Acc<V> {
+    #[inline(always)]
+    unsafe fn new() -> Self {
+        Self {
+            lo: V::zero(),
+            mi: V::zero(),
+            hi: V::zero(),
+        }
+    }
+
+    /// Adds `d · h` (`hx`: h's halves XOR-ed).
+    #[inline(always)]
+    unsafe fn mul_add(&mut self, d: V, h: V, hx: V) {
+        self.lo = self.lo.xor(d.clmul_lo(h));
+        self.hi = self.hi.xor(d.clmul_hi(h));
+        self.mi = self.mi.xor(d.xor(d.swap_halves()).clmul_lo(hx));
+    }
+
+    /// Folds lanes and reduces.
+    #[inline(always)]
+    unsafe fn finish(self) -> __m128i {
+        let (lo, mi, hi) = (self.lo.fold(), self.mi.fold(), self.hi.fold());
+        reduce(lo, _mm_xor_si128(mi, _mm_xor_si128(lo, hi)), hi)
+    }
+}
+
+/// Builds a key context.
+///
+/// # Safety
+/// The CPU must have AES-NI, PCLMULQDQ and SSSE3.
+#[target_feature(enable = "aes,pclmulqdq,ssse3")]
+pub(super) unsafe fn new_key(key: &[u8]) -> KeyData {
+    KeyData::new(key)
+}
+
+impl KeyData {
+    /// Expands `key` (16 or 32 bytes) and precomputes the GHASH powers.
+    #[inline(always)]
+    unsafe fn new(key: &[u8]) -> Self {
+        let mut me = Self {
+            rk: [[0; 16]; 15],
+            h: [[0; 16]; POWERS],
+            hx: [[0; 16]; POWERS],
+        };
+        let rk = expand_key(key);
+        for (dst, k) in me.rk.iter_mut().zip(rk.iter()) {
+            _mm_storeu_si128(dst.as_mut_ptr().cast(), *k);
+        }
+        // H = E(K, 0), byte-reflected, then multiplied by x⁻¹ (a 1-bit left
+        // shift in this representation, reduced by the polynomial).
+        let rounds = if key.len() == 16 { 10 } else { 14 };
+        let mut h = [0u8; 16];
+        _mm_storeu_si128(
+            h.as_mut_ptr().cast(),
+            encrypt_block(&rk[..=rounds], _mm_setzero_si128()),
+        );
+        let v = u128::from_be_bytes(h);
+        let carry = (v >> 127).wrapping_neg();
+        let twisted = (v << 1) ^ (carry & 0xc200_0000_0000_0000_0000_0000_0000_0001);
+        h.zeroize();
+        let h1 = _mm_loadu_si128(twisted.to_le_bytes().as_ptr().cast());
+        let mut power = h1;
+        for k in 1..=POWERS {
+            let i = POWERS - k;
+            _mm_storeu_si128(me.h[i].as_mut_ptr().cast(), power);
+            let halves = _mm_xor_si128(power, _mm_shuffle_epi32(power, 0x4e));
+            _mm_storeu_si128(me.hx[i].as_mut_ptr().cast(), halves);
+            power = gf_mul(power, h1);
+        }
+        me
+    }
+
+    #[inline(always)]
+    unsafe fn power<V: Lanes>(&self, k: usize) -> (V, V) {
+        let i = POWERS - k;
+        (V::loadu(self.h[i].as_ptr()), V::loadu(self.hx[i].as_ptr()))
+    }
+}
+
+/// One full multiplication in GF(2¹²⁸) (twisted operand `b`).
+#[inline(always)]
+unsafe fn gf_mul(a: __m128i, b: __m128i) -> __m128i {
+    let lo = _mm_clmulepi64_si128(a, b, 0x00);
+    let hi = _mm_clmulepi64_si128(a, b, 0x11);
+    let mi = _mm_xor_si128(
+        _mm_clmulepi64_si128(a, b, 0x01),
+        _mm_clmulepi64_si128(a, b, 0x10),
+    );
+    reduce(lo, mi, hi)
+}
+
+macro_rules! expand_step {
+    ($prev:expr, $assist:expr, $shuffle:literal) => {{
+        let mut k = $prev;
+        k = _mm_xor_si128(k, _mm_slli_si128(k, 4));
+        k = _mm_xor_si128(k, _mm_slli_si128(k, 4));
+        k = _mm_xor_si128(k, _mm_slli_si128(k, 4));
+        _mm_xor_si128(k, _mm_shuffle_epi32($assist, $shuffle))
+    }};
+}
+
+/// The AES key schedule with AESKEYGENASSIST.
+#[inline(always)]
+unsafe fn expand_key(key: &[u8]) -> [__m128i; 15] {
+    let mut rk = [_mm_setzero_si128(); 15];
+    rk[0] = _mm_loadu_si128(key.as_ptr().cast());
+    if key.len() == 16 {
+        macro_rules! round {
+            ($i:literal, $rcon:literal) => {
+                rk[$i] = expand_step!(
+                    rk[$i - 1],
+                    _mm_aeskeygenassist_si128(rk[$i - 1], $rcon),
+                    0xff
+                );
+            };
+        }
+        round!(1, 0x01);
+        round!(2, 0x02);
+        round!(3, 0x04);
+        round!(4, 0x08);
+        round!(5, 0x10);
+        round!(6, 0x20);
+        round!(7, 0x40);
+        round!(8, 0x80);
+        round!(9, 0x1b);
+        round!(10, 0x36);
+    } else {
+        assert_eq!(key.len(), 32);
+        rk[1] = _mm_loadu_si128(key[16..].as_ptr().cast());
+        macro_rules! round {
+            ($i:literal, $rcon:literal) => {
+                rk[$i] = expand_step!(
+                    rk[$i - 2],
+                    _mm_aeskeygenassist_si128(rk[$i - 1], $rcon),
+                    0xff
+                );
+            };
+            ($i:literal, $rcon:literal, odd) => {
+                round!($i, $rcon);
+                rk[$i + 1] = expand_step!(rk[$i - 1], _mm_aeskeygenassist_si128(rk[$i], 0), 0xaa);
+            };
+        }
+        round!(2, 0x01, odd);
+        round!(4, 0x02, odd);
+        round!(6, 0x04, odd);
+        round!(8, 0x08, odd);
+        round!(10, 0x10, odd);
+        round!(12, 0x20, odd);
+        round!(14, 0x40);
+    }
+    rk
+}
+
+#[inline(always)]
+unsafe fn encrypt_block(rk: &[__m128i], x: __m128i) -> __m128i {
+    let mut x = _mm_xor_si128(x, rk[0]);
+    for k in &rk[1..rk.len() - 1] {
+        x = _mm_aesenc_si128(x, *k);
+    }
+    _mm_aesenclast_si128(x, rk[rk.len() - 1])
+}
+
+/// `N` AES blocks side by side (xmm), for short records and tails.
+#[inline(always)]
+unsafe fn encrypt_blocks<const NR: usize, const N: usize>(key: &KeyData, x: &mut [__m128i; N]) {
+    let k0 = load128(&key.rk[0]);
+    for b in x.iter_mut() {
+        *b = _mm_xor_si128(*b, k0);
+    }
+    for r in 1..NR {
+        let k = load128(&key.rk[r]);
+        for b in x.iter_mut() {
+            *b = _mm_aesenc_si128(*b, k);
+        }
+    }
+    let k = load128(&key.rk[NR]);
+    for b in x.iter_mut() {
+        *b = _mm_aesenclast_si128(*b, k);
+    }
+}
+
+/// Counter blocks `ctr + 0 … ctr + n-1` (little-endian view) encrypted into
+/// `out[..n]`; `n ≤ 9`.
+#[inline(always)]
+unsafe fn keystream<const NR: usize>(
+    key: &KeyData,
+    ctr: __m128i,
+    n: usize,
+    out: &mut [__m128i; 9],
+) {
+    macro_rules! run {
+        ($n:literal) => {{
+            let mut x = [_mm_setzero_si128(); $n];
+            for (i, b) in x.iter_mut().enumerate() {
+                *b = bswap128(_mm_add_epi32(ctr, _mm_set_epi32(0, 0, 0, i as i32)));
+            }
+            encrypt_blocks::<NR, $n>(key, &mut x);
+            out[..$n].copy_from_slice(&x);
+        }};
+    }
+    match n {
+        0 => {}
+        1 => run!(1),
+        2 => run!(2),
+        3 => run!(3),
+        4 => run!(4),
+        5 => run!(5),
+        6 => run!(6),
+        7 => run!(7),
+        8 => run!(8),
+        9 => run!(9),
+        _ => unreachable!("at most 9 tail blocks"),
+    }
+}
+
+/// GHASH of up to 16 byte-reflected blocks with one reduction:
+/// `(acc ⊕ b₀)·Hᵐ ⊕ b₁·Hᵐ⁻¹ ⊕ … ⊕ bₘ₋₁·H`.
+#[inline(always)]
+unsafe fn ghash_blocks(key: &KeyData, acc: __m128i, blocks: &[__m128i]) -> __m128i {
+    let m = blocks.len();
+    debug_assert!(m <= POWERS);
+    if m == 0 {
+        return acc;
+    }
+    let mut sum = Acc::<__m128i>::new();
+    for (i, &b) in blocks.iter().enumerate() {
+        let d = if i == 0 { _mm_xor_si128(b, acc) } else { b };
+        let (h, hx) = key.power::<__m128i>(m - i);
+        sum.mul_add(d, h, hx);
+    }
+    sum.finish()
+}
+
+/// GHASH of arbitrary bytes (zero-padded to whole blocks).
+#[inline(always)]
+unsafe fn ghash_bytes(key: &KeyData, mut acc: __m128i, data: &[u8]) -> __m128i {
+    for chunk in data.chunks(POWERS * 16) {
+        let mut blocks = [_mm_setzero_si128(); POWERS];
+        let n = chunk.len().div_ceil(16);
+        for (b, bytes) in blocks.iter_mut().zip(chunk.chunks(16)) {
+            *b = bswap128(load_partial(bytes));
+        }
+        acc = ghash_blocks(key, acc, &blocks[..n]);
+    }
+    acc
+}
+
+/// Up to 16 bytes, zero-padded.
+#[inline(always)]
+unsafe fn load_partial(bytes: &[u8]) -> __m128i {
+    if bytes.len() == 16 {
+        return _mm_loadu_si128(bytes.as_ptr().cast());
+    }
+    let mut block = [0u8; 16];
+    block[..bytes.len()].copy_from_slice(bytes);
+    _mm_loadu_si128(block.as_ptr().cast())
+}
+
+/// Writes the first `len` bytes of `x` to `dst`.
+#[inline(always)]
+unsafe fn store_partial(x: __m128i, dst: &mut [u8]) {
+    if dst.len() == 16 {
+        return _mm_storeu_si128(dst.as_mut_ptr().cast(), x);
+    }
+    let mut block = [0u8; 16];
+    _mm_storeu_si128(block.as_mut_ptr().cast(), x);
+    let n = dst.len();
+    dst.copy_from_slice(&block[..n]);
+}
+
+/// The GHASH length block, byte-reflected.
+#[inline(always)]
+unsafe fn lengths_block(aad_len: usize, text_len: usize) -> __m128i {
+    _mm_set_epi64x((aad_len as u64 * 8) as i64, (text_len as u64 * 8) as i64)
+}
+
+/// J0 = nonce ‖ 1, little-endian view (counter in the low dword).
+#[inline(always)]
+unsafe fn j0(nonce: &[u8; NONCE_LEN]) -> __m128i {
+    let mut block = [0u8; 16];
+    block[..12].copy_from_slice(nonce);
+    block[15] = 1;
+    bswap128(_mm_loadu_si128(block.as_ptr().cast()))
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Direction {
+    Seal,
+    Open,
+}
+
+/// Encrypts or decrypts `buf[..]` (with the first `src.len()` plaintext
+/// bytes read from `src` when sealing) and returns the GHASH-based tag.
+#[inline(always)]
+unsafe fn crypt<V: Lanes, const NR: usize>(
+    key: &KeyData,
+    nonce: &[u8; NONCE_LEN],
+    aad: &[u8],
+    src: &[u8],
+    buf: &mut [u8],
+    dir: Direction,
+) -> [u8; TAG_LEN] {
+    assert!(src.len() <= buf.len(), "prefix longer than the buffer");
+    assert!((buf.len() as u64) <= (1 << 36) - 32, "GCM message too long");
+    let n = buf.len();
+    let j0 = j0(nonce);
+    let tail_start = n - n % BATCH_BYTES;
+    let mut ks = [_mm_setzero_si128(); 9];
+    let mut ghash_in = [_mm_setzero_si128(); POWERS];
+
+    let (acc, ek0) = if n < BATCH_BYTES && aad.len() <= 64 {
+        // Short record: E(J0) and every keystream block in one AES pass,
+        // then AAD, ciphertext and lengths in one GHASH reduction.
+        let blocks = n.div_ceil(16);
+        keystream::<NR>(key, j0, blocks + 1, &mut ks);
+        let mut m = 0;
+        for chunk in aad.chunks(16) {
+            ghash_in[m] = bswap128(load_partial(chunk));
+            m += 1;
+        }
+        buf[..src.len()].copy_from_slice(src);
+        m += crypt_tail(&ks[1..], buf, dir, &mut ghash_in[m..]);
+        ghash_in[m] = lengths_block(aad.len(), n);
+        (
+            ghash_blocks(key, _mm_setzero_si128(), &ghash_in[..=m]),
+            ks[0],
+        )
+    } else {
+        keystream::<NR>(key, j0, 1, &mut ks);
+        let ek0 = ks[0];
+        let mut acc = ghash_bytes(key, _mm_setzero_si128(), aad);
+        // Main loop batches come from `src` up to `whole`, then from `buf`.
+        let whole = src.len() - src.len() % BATCH_BYTES;
+        buf[whole..src.len()].copy_from_slice(&src[whole..]);
+        let ctr = _mm_add_epi32(j0, _mm_set_epi32(0, 0, 0, 1));
+        let (ctr, acc_main) = match dir {
+            Direction::Seal => seal_batches::<V, NR>(
+                key,
+                ctr,
+                acc,
+                src.as_ptr(),
+                whole,
+                buf.as_mut_ptr(),
+                tail_start,
+            ),
+            Direction::Open => open_batches::<V, NR>(key, ctr, acc, buf.as_mut_ptr(), tail_start),
+        };
+        acc = acc_main;
+        let tail = &mut buf[tail_start..];
+        keystream::<NR>(key, ctr, tail.len().div_ceil(16), &mut ks);
+        let m = crypt_tail(&ks, tail, dir, &mut ghash_in);
+        ghash_in[m] = lengths_block(aad.len(), n);
+        (ghash_blocks(key, acc, &ghash_in[..=m]), ek0)
+    };
+    let mut tag = [0u8; TAG_LEN];
+    _mm_storeu_si128(tag.as_mut_ptr().cast(), _mm_xor_si128(bswap128(acc), ek0));
+    tag
+}
+
+/// XORs keystream into `data` (< 9 blocks) and collects the ciphertext
+/// blocks, byte-reflected, into `ghash_in`. Returns how many.
+#[inline(always)]
+unsafe fn crypt_tail(
+    ks: &[__m128i],
+    data: &mut [u8],
+    dir: Direction,
+    ghash_in: &mut [__m128i],
+) -> usize {
+    let mut m = 0;
+    for (chunk, &k) in data.chunks_mut(16).zip(ks) {
+        let input = load_partial(chunk);
+        let output = _mm_xor_si128(input, k);
+        store_partial(output, chunk);
+        // Hash the ciphertext: the output when sealing, the input when opening.
+        let ct = if dir == Direction::Seal {
+            load_partial(chunk)
+        } else {
+            input
+        };
+        ghash_in[m] = bswap128(ct);
+        m += 1;
+    }
+    m
+}
+
+/// Runs 8 counter blocks through AES, hashing `hash` (the previous batch's
+/// ciphertext, if any) between rounds, and XORs the keystream with `input`.
+#[inline(always)]
+unsafe fn batch<V: Lanes, const NR: usize>(
+    key: &KeyData,
+    ctr: V,
+    input: *const u8,
+    output: *mut u8,
+    hash: Option<*const u8>,
+    acc: __m128i,
+) -> __m128i {
+    let regs = BATCH / V::BLOCKS;
+    let mut x = [V::zero(); BATCH];
+    let k0 = V::broadcast(key.rk[0].as_ptr());
+    for (j, xj) in x.iter_mut().enumerate().take(regs) {
+        *xj = ctr.add_ctr((j * V::BLOCKS) as i32).bswap().xor(k0);
+    }
+    let mut sum = Acc::<V>::new();
+    let step = |j: usize, sum: &mut Acc<V>| {
+        if let Some(h) = hash {
+            let mut d = V::loadu(h.add(j * V::BLOCKS * 16)).bswap();
+            if j == 0 {
+                d = d.xor(V::from_first(acc));
+            }
+            let (p, px) = key.power::<V>(BATCH - j * V::BLOCKS);
+            sum.mul_add(d, p, px);
+        }
+    };
+    for r in 1..NR {
+        let k = V::broadcast(key.rk[r].as_ptr());
+        for xj in x.iter_mut().take(regs) {
+            *xj = xj.aesenc(k);
+        }
+        if r <= regs {
+            step(r - 1, &mut sum);
+        }
+    }
+    for j in NR..=regs {
+        step(j - 1, &mut sum);
+    }
+    let klast = V::broadcast(key.rk[NR].as_ptr());
+    for (j, xj) in x.iter().enumerate().take(regs) {
+        let off = j * V::BLOCKS * 16;
+        xj.aesenclast(klast.xor(V::loadu(input.add(off))))
+            .storeu(output.add(off));
+    }
+    if hash.is_some() {
+        sum.finish()
+    } else {
+        acc
+    }
+}
+
+/// Seals whole batches `[0, end)`: input from `src` below `whole`, from
+/// `buf` above. GHASH runs one batch behind AES. Returns the next counter
+/// and the GHASH state.
+#[inline(always)]
+unsafe fn seal_batches<V: Lanes, const NR: usize>(
+    key: &KeyData,
+    ctr: __m128i,
+    mut acc: __m128i,
+    src: *const u8,
+    whole: usize,
+    buf: *mut u8,
+    end: usize,
+) -> (__m128i, __m128i) {
+    let mut ctr_v = V::counters(ctr);
+    let mut prev: Option<*const u8> = None;
+    let mut off = 0;
+    while off < end {
+        let input = if off < whole {
+            src.add(off)
+        } else {
+            buf.add(off) as *const u8
+        };
+        acc = batch::<V, NR>(key, ctr_v, input, buf.add(off), prev, acc);
+        ctr_v = ctr_v.add_ctr(BATCH as i32);
+        prev = Some(buf.add(off));
+        off += BATCH_BYTES;
+    }
+    if let Some(last) = prev {
+        let mut blocks = [_mm_setzero_si128(); BATCH];
+        for (i, b) in blocks.iter_mut().enumerate() {
+            *b = bswap128(_mm_loadu_si128(last.add(i * 16).cast()));
+        }
+        acc = ghash_blocks(key, acc, &blocks);
+    }
+    (
+        _mm_add_epi32(ctr, _mm_set_epi32(0, 0, 0, (end / 16) as i32)),
+        acc,
+    )
+}
+
+/// Opens whole batches `[0, end)` of `buf` in place, hashing each batch's
+/// ciphertext while it is decrypted.
+#[inline(always)]
+unsafe fn open_batches<V: Lanes, const NR: usize>(
+    key: &KeyData,
+    ctr: __m128i,
+    mut acc: __m128i,
+    buf: *mut u8,
+    end: usize,
+) -> (__m128i, __m128i) {
+    let mut ctr_v = V::counters(ctr);
+    let mut off = 0;
+    while off < end {
+        let p = buf.add(off);
+        acc = batch::<V, NR>(key, ctr_v, p, p, Some(p), acc);
+        ctr_v = ctr_v.add_ctr(BATCH as i32);
+        off += BATCH_BYTES;
+    }
+    (
+        _mm_add_epi32(ctr, _mm_set_epi32(0, 0, 0, (end / 16) as i32)),
+        acc,
+    )
+}
+
+/// Seal with lane type `V` and `NR` AES rounds.
+#[inline(always)]
+pub(super) unsafe fn seal<V: Lanes, const NR: usize>(
+    key: &KeyData,
+    nonce: &[u8; NONCE_LEN],
+    aad: &[u8],
+    src: &[u8],
+    buf: &mut [u8],
+) -> [u8; TAG_LEN] {
+    crypt::<V, NR>(key, nonce, aad, src, buf, Direction::Seal)
+}
+
+/// Open with lane type `V` and `NR` AES rounds; zeroes `buf` on failure.
+#[inline(always)]
+pub(super) unsafe fn open<V: Lanes, const NR: usize>(
+    key: &KeyData,
+    nonce: &[u8; NONCE_LEN],
+    aad: &[u8],
+    buf: &mut [u8],
+    tag: &[u8; TAG_LEN],
+) -> bool {
+    let expected = crypt::<V, NR>(key, nonce, aad, &[], buf, Direction::Open);
+    if ct_eq(&expected, tag) {
+        true
+    } else {
+        buf.zeroize();
+        false
+    }
+}

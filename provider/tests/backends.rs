@@ -1,0 +1,53 @@
+//! Backend selection: detection picks the best engine this CPU runs, and
+//! every listed backend can be forced.
+
+use rustls_fusion::aead::{Aes128Gcm, Aes256Gcm, Backend, ChaCha20Poly1305};
+
+fn cpuinfo_flags() -> Vec<String> {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .unwrap_or_default()
+        .lines()
+        .find(|l| l.starts_with("flags"))
+        .map(|l| l.split_whitespace().map(str::to_owned).collect())
+        .unwrap_or_default()
+}
+
+#[test]
+fn vaes_cpus_get_the_vaes_engine() {
+    let flags = cpuinfo_flags();
+    let has = |f: &str| flags.iter().any(|x| x == f);
+    println!("AES-GCM backends: {:?}", Aes128Gcm::backends());
+    println!(
+        "ChaCha20-Poly1305 backends: {:?}",
+        ChaCha20Poly1305::backends()
+    );
+    if has("vaes") && has("vpclmulqdq") && has("avx2") {
+        assert_eq!(Aes128Gcm::new(&[0; 16]).backend(), Backend::X86Vaes);
+        assert_eq!(Aes256Gcm::new(&[0; 32]).backend(), Backend::X86Vaes);
+    }
+    if has("aes") && has("pclmulqdq") {
+        assert!(Aes128Gcm::backends().contains(&Backend::X86AesNi));
+    }
+}
+
+#[test]
+fn every_listed_backend_can_be_forced_and_others_cannot() {
+    for backend in [Backend::Portable, Backend::X86AesNi, Backend::X86Vaes] {
+        let listed = Aes128Gcm::backends().contains(&backend);
+        assert_eq!(
+            Aes128Gcm::with_backend(&[1; 16], backend).is_some(),
+            listed,
+            "{backend}"
+        );
+        assert_eq!(
+            Aes256Gcm::with_backend(&[1; 32], backend).is_some(),
+            listed,
+            "{backend}"
+        );
+        if let Some(k) = Aes128Gcm::with_backend(&[1; 16], backend) {
+            assert_eq!(k.backend(), backend);
+        }
+    }
+    assert!(ChaCha20Poly1305::with_backend(&[1; 32], Backend::X86Vaes).is_none());
+    assert_eq!(Aes128Gcm::backends().last(), Some(&Backend::Portable));
+}
