@@ -132,3 +132,105 @@ aead_type!(
     AesGcm<32>,
     32
 );
+
+#[cfg(all(test, target_arch = "x86_64"))]
+mod tests {
+    //! The 32-bit block counter wraps mod 2³² (GCM's inc32) inside the
+    //! engines. With 96-bit nonces that needs a 64 GiB message, so these
+    //! tests start from arbitrary pre-counter blocks and compare with a
+    //! reference GCM built from RustCrypto's AES block cipher and GHASH.
+
+    use aes::cipher::{BlockCipherEncrypt, KeyInit};
+    use ghash::universal_hash::UniversalHash;
+
+    use super::{x86_aesni, x86_vaes};
+    use crate::cpu::Features;
+
+    fn reference(key: &[u8], j0: [u8; 16], aad: &[u8], pt: &[u8]) -> (Vec<u8>, [u8; 16]) {
+        let encrypt = |block: &mut [u8; 16]| match key.len() {
+            16 => aes::Aes128::new_from_slice(key)
+                .unwrap()
+                .encrypt_block(block.into()),
+            _ => aes::Aes256::new_from_slice(key)
+                .unwrap()
+                .encrypt_block(block.into()),
+        };
+        let mut h = [0u8; 16];
+        encrypt(&mut h);
+        let mut ct = pt.to_vec();
+        for (i, chunk) in ct.chunks_mut(16).enumerate() {
+            let mut ctr = j0;
+            let c = u32::from_be_bytes(j0[12..].try_into().unwrap()).wrapping_add(1 + i as u32);
+            ctr[12..].copy_from_slice(&c.to_be_bytes());
+            encrypt(&mut ctr);
+            chunk.iter_mut().zip(ctr).for_each(|(b, k)| *b ^= k);
+        }
+        let mut ghash = ghash::GHash::new(&h.into());
+        ghash.update_padded(aad);
+        ghash.update_padded(&ct);
+        let mut lengths = [0u8; 16];
+        lengths[..8].copy_from_slice(&(aad.len() as u64 * 8).to_be_bytes());
+        lengths[8..].copy_from_slice(&(ct.len() as u64 * 8).to_be_bytes());
+        ghash.update_padded(&lengths);
+        let mut tag: [u8; 16] = ghash.finalize().into();
+        let mut ek0 = j0;
+        encrypt(&mut ek0);
+        tag.iter_mut().zip(ek0).for_each(|(t, k)| *t ^= k);
+        (ct, tag)
+    }
+
+    #[test]
+    fn block_counter_wraps_mod_2_32() {
+        let cpu = Features::get();
+        let aad = b"header";
+        for key in [&[0x11u8; 16][..], &[0x22u8; 32][..]] {
+            for start in [
+                0xffff_fff0u32,
+                0xffff_fffe,
+                0xffff_ffff,
+                0xffff_ff80,
+                0x7fff_ffff,
+            ] {
+                let mut j0 = [0x5au8; 16];
+                j0[12..].copy_from_slice(&start.to_be_bytes());
+                for len in [0, 1, 16, 17, 100, 127, 128, 129, 300, 512, 1000, 4096 + 3] {
+                    let pt: Vec<u8> = (0..len).map(|i| i as u8).collect();
+                    let want = reference(key, j0, aad, &pt);
+                    let mut got = Vec::new();
+                    if cpu.aes_clmul {
+                        let mut buf = pt.clone();
+                        let tag = match key.len() {
+                            16 => x86_aesni::Key::<10>::new(key)
+                                .unwrap()
+                                .seal_with_j0(&j0, aad, &mut buf),
+                            _ => x86_aesni::Key::<14>::new(key)
+                                .unwrap()
+                                .seal_with_j0(&j0, aad, &mut buf),
+                        };
+                        got.push(("aes-ni", buf, tag));
+                    }
+                    if cpu.vaes_clmul256 {
+                        let mut buf = pt.clone();
+                        let tag = match key.len() {
+                            16 => x86_vaes::Key::<10>::new(key)
+                                .unwrap()
+                                .seal_with_j0(&j0, aad, &mut buf),
+                            _ => x86_vaes::Key::<14>::new(key)
+                                .unwrap()
+                                .seal_with_j0(&j0, aad, &mut buf),
+                        };
+                        got.push(("vaes", buf, tag));
+                    }
+                    for (name, ct, tag) in got {
+                        assert_eq!(
+                            (ct, tag),
+                            want,
+                            "{name}, key {}, start {start:#x}, len {len}",
+                            key.len()
+                        );
+                    }
+                }
+            }
+        }
+    }
+}

@@ -486,7 +486,7 @@ enum Direction {
 #[inline(always)]
 unsafe fn crypt<V: Lanes, const NR: usize>(
     key: &KeyData,
-    nonce: &[u8; NONCE_LEN],
+    j0: __m128i,
     aad: &[u8],
     src: &[u8],
     buf: &mut [u8],
@@ -495,7 +495,6 @@ unsafe fn crypt<V: Lanes, const NR: usize>(
     assert!(src.len() <= buf.len(), "prefix longer than the buffer");
     assert!((buf.len() as u64) <= (1 << 36) - 32, "GCM message too long");
     let n = buf.len();
-    let j0 = j0(nonce);
     let tail_start = n - n % BATCH_BYTES;
     let mut ks = [_mm_setzero_si128(); 9];
     let mut ghash_in = [_mm_setzero_si128(); POWERS];
@@ -593,27 +592,21 @@ unsafe fn batch<V: Lanes, const NR: usize>(
         *xj = ctr.add_ctr((j * V::BLOCKS) as i32).bswap().xor(k0);
     }
     let mut sum = Acc::<V>::new();
-    let step = |j: usize, sum: &mut Acc<V>| {
-        if let Some(h) = hash {
-            let mut d = V::loadu(h.add(j * V::BLOCKS * 16)).bswap();
-            if j == 0 {
-                d = d.xor(V::from_first(acc));
-            }
-            let (p, px) = key.power::<V>(BATCH - j * V::BLOCKS);
-            sum.mul_add(d, p, px);
-        }
-    };
     for r in 1..NR {
         let k = V::broadcast(key.rk[r].as_ptr());
         for xj in x.iter_mut().take(regs) {
             *xj = xj.aesenc(k);
         }
         if r <= regs {
-            step(r - 1, &mut sum);
+            if let Some(h) = hash {
+                ghash_step(key, &mut sum, h, r - 1, acc);
+            }
         }
     }
-    for j in NR..=regs {
-        step(j - 1, &mut sum);
+    if let Some(h) = hash {
+        for j in NR..=regs {
+            ghash_step(key, &mut sum, h, j - 1, acc);
+        }
     }
     let klast = V::broadcast(key.rk[NR].as_ptr());
     for (j, xj) in x.iter().enumerate().take(regs) {
@@ -626,6 +619,24 @@ unsafe fn batch<V: Lanes, const NR: usize>(
     } else {
         acc
     }
+}
+
+/// One GHASH step of a batch: register `j` of the 8 blocks at `h`
+/// (with `acc` folded into the first block), times its key powers.
+#[inline(always)]
+unsafe fn ghash_step<V: Lanes>(
+    key: &KeyData,
+    sum: &mut Acc<V>,
+    h: *const u8,
+    j: usize,
+    acc: __m128i,
+) {
+    let mut d = V::loadu(h.add(j * V::BLOCKS * 16)).bswap();
+    if j == 0 {
+        d = d.xor(V::from_first(acc));
+    }
+    let (p, px) = key.power::<V>(BATCH - j * V::BLOCKS);
+    sum.mul_add(d, p, px);
 }
 
 /// Seals whole batches `[0, end)`: input from `src` below `whole`, from
@@ -701,7 +712,26 @@ pub(super) unsafe fn seal<V: Lanes, const NR: usize>(
     src: &[u8],
     buf: &mut [u8],
 ) -> [u8; TAG_LEN] {
-    crypt::<V, NR>(key, nonce, aad, src, buf, Direction::Seal)
+    crypt::<V, NR>(key, j0(nonce), aad, src, buf, Direction::Seal)
+}
+
+/// Seal from an arbitrary pre-counter block (tests: 32-bit counter wrap).
+#[cfg(test)]
+#[inline(always)]
+pub(super) unsafe fn seal_with_j0<V: Lanes, const NR: usize>(
+    key: &KeyData,
+    j0: &[u8; 16],
+    aad: &[u8],
+    buf: &mut [u8],
+) -> [u8; TAG_LEN] {
+    crypt::<V, NR>(
+        key,
+        bswap128(_mm_loadu_si128(j0.as_ptr().cast())),
+        aad,
+        &[],
+        buf,
+        Direction::Seal,
+    )
 }
 
 /// Open with lane type `V` and `NR` AES rounds; zeroes `buf` on failure.
@@ -713,7 +743,7 @@ pub(super) unsafe fn open<V: Lanes, const NR: usize>(
     buf: &mut [u8],
     tag: &[u8; TAG_LEN],
 ) -> bool {
-    let expected = crypt::<V, NR>(key, nonce, aad, &[], buf, Direction::Open);
+    let expected = crypt::<V, NR>(key, j0(nonce), aad, &[], buf, Direction::Open);
     if ct_eq(&expected, tag) {
         true
     } else {

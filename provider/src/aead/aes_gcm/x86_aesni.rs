@@ -44,6 +44,23 @@ impl<const NR: usize> Key<NR> {
             .then_some(())
             .ok_or(OpenError)
     }
+    /// Seals from an arbitrary pre-counter block J0 (tests only).
+    #[cfg(test)]
+    pub(crate) fn seal_with_j0(&self, j0: &[u8; 16], aad: &[u8], buf: &mut [u8]) -> [u8; TAG_LEN] {
+        // SAFETY: as for `seal`.
+        unsafe { seal_with_j0::<NR>(&self.0, j0, aad, buf) }
+    }
+}
+
+#[cfg(test)]
+#[target_feature(enable = "aes,pclmulqdq,ssse3,sse4.1")]
+unsafe fn seal_with_j0<const NR: usize>(
+    key: &KeyData,
+    j0: &[u8; 16],
+    aad: &[u8],
+    buf: &mut [u8],
+) -> [u8; TAG_LEN] {
+    x86_64::seal_with_j0::<__m128i, NR>(key, j0, aad, buf)
 }
 
 #[target_feature(enable = "aes,pclmulqdq,ssse3,sse4.1")]
