@@ -1,13 +1,15 @@
-//! AES-GCM engines at their edges, every backend: every length 0..=4200
-//! against ring, both sides of every 128-byte batch boundary to past 16 KiB,
-//! AAD of 0..=80 bytes, unaligned input and output, the split seal the
-//! record layer uses. (32-bit counter wrap: unit test in `aes_gcm/mod.rs`.)
+//! Every engine at its edges, every backend: every length 0..=4200 against
+//! ring, both sides of every internal boundary to past 16 KiB (AES-GCM's
+//! 128-byte batches; ChaCha20's 64-byte head, 512-byte batches and 128-byte
+//! tail steps, so every tail shape), AAD of 0..=80 bytes, unaligned input
+//! and output. (AES-GCM's 32-bit counter wrap: unit test in
+//! `aes_gcm/mod.rs`.)
 
 mod common;
 
 use common::{Alg, Rng};
 
-const AES: [Alg; 2] = [Alg::Aes128Gcm, Alg::Aes256Gcm];
+use common::ALGS;
 
 fn check(alg: Alg, rng: &mut Rng, len: usize, aad_len: usize) {
     let key_bytes = rng.bytes(alg.key_len());
@@ -30,7 +32,7 @@ fn check(alg: Alg, rng: &mut Rng, len: usize, aad_len: usize) {
 #[test]
 fn every_length_to_4200() {
     let mut rng = Rng::new(0xa1);
-    for alg in AES {
+    for alg in ALGS {
         for len in 0..=4200 {
             check(alg, &mut rng, len, [5, 13][len % 2]);
         }
@@ -38,11 +40,18 @@ fn every_length_to_4200() {
 }
 
 #[test]
-fn batch_boundaries_to_past_16k() {
+fn internal_boundaries_to_past_16k() {
     let mut rng = Rng::new(0xa2);
-    for alg in AES {
-        for batch in (0..=130usize).map(|k| k * 128) {
-            for len in batch.saturating_sub(17)..=batch + 17 {
+    for alg in ALGS {
+        for edge in (0..=258usize).map(|k| k * 64) {
+            for len in [
+                edge.saturating_sub(17),
+                edge.saturating_sub(1),
+                edge,
+                edge + 1,
+                edge + 15,
+                edge + 17,
+            ] {
                 check(alg, &mut rng, len, 13);
             }
         }
@@ -52,7 +61,7 @@ fn batch_boundaries_to_past_16k() {
 #[test]
 fn aad_lengths_0_to_80() {
     let mut rng = Rng::new(0xa3);
-    for alg in AES {
+    for alg in ALGS {
         for aad_len in 0..=80 {
             for len in [
                 0, 1, 15, 16, 17, 111, 112, 113, 127, 128, 129, 255, 256, 1000,
@@ -70,7 +79,7 @@ fn aad_lengths_0_to_80() {
 #[test]
 fn unaligned_slices_and_split_seal() {
     let mut rng = Rng::new(0xa4);
-    for alg in AES {
+    for alg in ALGS {
         for backend in alg.backends() {
             for len in [1, 16, 100, 127, 128, 129, 1350, 4097] {
                 let key_bytes = rng.bytes(alg.key_len());

@@ -1,0 +1,433 @@
+//! ChaCha20-Poly1305 on AVX2, stitched with scalar Poly1305.
+//!
+//! - Bulk: 8 blocks (512 bytes) per iteration in the "vertical" layout (each
+//!   ymm holds one state word of 8 blocks), with the Poly1305 of 512 bytes
+//!   of ciphertext interleaved between the double rounds: ChaCha20 keeps the
+//!   vector units busy while Poly1305 runs on the integer multiplier.
+//! - Short records and tails: 2 blocks per call in the "horizontal" layout
+//!   (each ymm holds one row of two blocks), about a third of the work of
+//!   an 8-block pass; the first call also yields the Poly1305 key (block 0).
+//!
+//! Everything runs inside one `#[target_feature]` function per operation,
+//! with `#[inline(always)]` helpers.
+#![allow(unsafe_code)]
+
+use core::arch::x86_64::*;
+
+use zeroize::{Zeroize, Zeroizing};
+
+use super::poly1305::Poly1305;
+use crate::aead::{ct_eq, OpenError, NONCE_LEN, TAG_LEN};
+use crate::cpu::Features;
+
+const BATCH: usize = 512;
+/// Bytes covered by the first 2-block call after the Poly1305 key block.
+const HEAD: usize = 64;
+
+/// A ChaCha20-Poly1305 key on this backend.
+pub(crate) struct Key(Zeroizing<[u32; 8]>);
+
+impl Key {
+    /// `None` unless this CPU has AVX2 (and BMI2/ADX for the scalar side).
+    pub(crate) fn new(key: &[u8; 32]) -> Option<Self> {
+        if !Features::get().avx2 {
+            return None;
+        }
+        let mut words = Zeroizing::new([0u32; 8]);
+        for (w, b) in words.iter_mut().zip(key.chunks_exact(4)) {
+            *w = u32::from_le_bytes(b.try_into().expect("4 bytes"));
+        }
+        Some(Self(words))
+    }
+
+    pub(crate) fn seal(
+        &self,
+        nonce: &[u8; NONCE_LEN],
+        aad: &[u8],
+        src: &[u8],
+        buf: &mut [u8],
+    ) -> [u8; TAG_LEN] {
+        // SAFETY: a `Key` exists only where `new` detected AVX2, BMI2, ADX.
+        unsafe { seal(&self.0, nonce, aad, src, buf) }
+    }
+
+    pub(crate) fn open(
+        &self,
+        nonce: &[u8; NONCE_LEN],
+        aad: &[u8],
+        buf: &mut [u8],
+        tag: &[u8; TAG_LEN],
+    ) -> Result<(), OpenError> {
+        // SAFETY: as for `seal`.
+        let expected = unsafe { open(&self.0, nonce, aad, buf) };
+        if ct_eq(&expected, tag) {
+            Ok(())
+        } else {
+            buf.zeroize();
+            Err(OpenError)
+        }
+    }
+}
+
+/// Whether an `n`-byte message keeps the data block counter in 1 ..= 2³²−1.
+const fn counter_fits(n: usize) -> bool {
+    (n as u64).div_ceil(64) < 1 << 32
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Direction {
+    Seal,
+    Open,
+}
+
+#[target_feature(enable = "avx2,bmi2,adx")]
+unsafe fn seal(
+    key: &[u32; 8],
+    nonce: &[u8; NONCE_LEN],
+    aad: &[u8],
+    src: &[u8],
+    buf: &mut [u8],
+) -> [u8; TAG_LEN] {
+    crypt(key, nonce, aad, src, buf, Direction::Seal)
+}
+
+#[target_feature(enable = "avx2,bmi2,adx")]
+unsafe fn open(
+    key: &[u32; 8],
+    nonce: &[u8; NONCE_LEN],
+    aad: &[u8],
+    buf: &mut [u8],
+) -> [u8; TAG_LEN] {
+    crypt(key, nonce, aad, &[], buf, Direction::Open)
+}
+
+/// The ChaCha20 input state for block counter 0.
+struct State {
+    words: [u32; 16],
+}
+
+impl State {
+    #[inline(always)]
+    fn new(key: &[u32; 8], nonce: &[u8; NONCE_LEN]) -> Self {
+        let mut words = [0u32; 16];
+        words[..4].copy_from_slice(&[0x6170_7865, 0x3320_646e, 0x7962_2d32, 0x6b20_6574]);
+        words[4..12].copy_from_slice(key);
+        for (w, b) in words[13..].iter_mut().zip(nonce.chunks_exact(4)) {
+            *w = u32::from_le_bytes(b.try_into().expect("4 bytes"));
+        }
+        Self { words }
+    }
+}
+
+impl Drop for State {
+    fn drop(&mut self) {
+        self.words.zeroize();
+    }
+}
+
+#[inline(always)]
+unsafe fn crypt(
+    key: &[u32; 8],
+    nonce: &[u8; NONCE_LEN],
+    aad: &[u8],
+    src: &[u8],
+    buf: &mut [u8],
+    dir: Direction,
+) -> [u8; TAG_LEN] {
+    assert!(src.len() <= buf.len(), "prefix longer than the buffer");
+    let n = buf.len();
+    // Block counter 0 is the Poly1305 key; data uses 1 ..= 2³²−1 and the
+    // counter must never wrap within one message.
+    assert!(counter_fits(n), "ChaCha20-Poly1305 message too long");
+    let state = State::new(key, nonce);
+
+    // Region boundaries: head [0, HEAD), batches, tail. Plaintext comes
+    // from `src` for whole regions inside it, from `buf` after that.
+    let batches_end = if n > HEAD {
+        HEAD + (n - HEAD) / BATCH * BATCH
+    } else {
+        n
+    };
+    let from_src = if src.len() >= batches_end {
+        batches_end
+    } else if src.len() >= HEAD.min(n) {
+        HEAD.min(n) + (src.len() - HEAD.min(n)) / BATCH * BATCH
+    } else {
+        0
+    };
+    buf[from_src..src.len()].copy_from_slice(&src[from_src..]);
+
+    // Blocks 0 and 1: the Poly1305 key and the first 64 bytes of keystream.
+    let mut ks = Zeroizing::new([0u8; 128]);
+    blocks2(&state, 0, &mut ks);
+    let mut poly = Poly1305::new(ks[..32].try_into().expect("32 bytes"));
+    poly.padded(aad);
+
+    let head = HEAD.min(n);
+    if dir == Direction::Open {
+        poly.padded(&buf[..head]);
+    }
+    let head_in = if from_src >= head {
+        src.as_ptr()
+    } else {
+        buf.as_ptr()
+    };
+    xor_into(head_in, buf.as_mut_ptr(), &ks[64..64 + head]);
+    if dir == Direction::Seal {
+        poly.padded(&buf[..head]);
+    }
+    let mut counter = 2u32;
+    let mut off = head;
+    match dir {
+        Direction::Seal => {
+            let mut prev: Option<usize> = None;
+            while off < batches_end {
+                let input = if off + BATCH <= from_src {
+                    src.as_ptr().add(off)
+                } else {
+                    buf.as_ptr().add(off)
+                };
+                let hash = prev.map(|p| buf.as_ptr().add(p));
+                blocks8(
+                    &state,
+                    counter,
+                    input,
+                    buf.as_mut_ptr().add(off),
+                    &mut poly,
+                    hash,
+                );
+                prev = Some(off);
+                counter = counter.wrapping_add(8);
+                off += BATCH;
+            }
+            if let Some(p) = prev {
+                poly.blocks(&buf[p..p + BATCH]);
+            }
+        }
+        Direction::Open => {
+            while off < batches_end {
+                let p = buf.as_mut_ptr().add(off);
+                blocks8(&state, counter, p, p, &mut poly, Some(p));
+                counter = counter.wrapping_add(8);
+                off += BATCH;
+            }
+        }
+    }
+    // Tail: fewer than 512 bytes, 128 at a time.
+    while off < n {
+        let len = (n - off).min(128);
+        blocks2(&state, counter, &mut ks);
+        let chunk = &mut buf[off..off + len];
+        if dir == Direction::Open {
+            poly.padded(chunk);
+        }
+        xor_into(chunk.as_ptr(), chunk.as_mut_ptr(), &ks[..len]);
+        if dir == Direction::Seal {
+            poly.padded(chunk);
+        }
+        counter = counter.wrapping_add(2);
+        off += len;
+    }
+    let mut lengths = [0u8; 16];
+    lengths[..8].copy_from_slice(&(aad.len() as u64).to_le_bytes());
+    lengths[8..].copy_from_slice(&(n as u64).to_le_bytes());
+    poly.blocks(&lengths);
+    poly.finish()
+}
+
+/// `out[i] = input[i] ^ ks[i]` for `ks.len()` bytes; `input` may equal `out`.
+#[inline(always)]
+unsafe fn xor_into(input: *const u8, out: *mut u8, ks: &[u8]) {
+    let n = ks.len();
+    let mut i = 0;
+    while i + 32 <= n {
+        let x = _mm256_xor_si256(
+            _mm256_loadu_si256(input.add(i).cast()),
+            _mm256_loadu_si256(ks.as_ptr().add(i).cast()),
+        );
+        _mm256_storeu_si256(out.add(i).cast(), x);
+        i += 32;
+    }
+    while i < n {
+        *out.add(i) = *input.add(i) ^ ks[i];
+        i += 1;
+    }
+}
+
+#[inline(always)]
+unsafe fn rot16(x: __m256i) -> __m256i {
+    _mm256_shuffle_epi8(
+        x,
+        _mm256_set_epi8(
+            13, 12, 15, 14, 9, 8, 11, 10, 5, 4, 7, 6, 1, 0, 3, 2, 13, 12, 15, 14, 9, 8, 11, 10, 5,
+            4, 7, 6, 1, 0, 3, 2,
+        ),
+    )
+}
+
+#[inline(always)]
+unsafe fn rot8(x: __m256i) -> __m256i {
+    _mm256_shuffle_epi8(
+        x,
+        _mm256_set_epi8(
+            14, 13, 12, 15, 10, 9, 8, 11, 6, 5, 4, 7, 2, 1, 0, 3, 14, 13, 12, 15, 10, 9, 8, 11, 6,
+            5, 4, 7, 2, 1, 0, 3,
+        ),
+    )
+}
+
+#[inline(always)]
+unsafe fn rotl<const L: i32, const R: i32>(x: __m256i) -> __m256i {
+    _mm256_or_si256(_mm256_slli_epi32::<L>(x), _mm256_srli_epi32::<R>(x))
+}
+
+/// One ChaCha quarter round on four vectors (any layout).
+#[inline(always)]
+unsafe fn quarter(a: &mut __m256i, b: &mut __m256i, c: &mut __m256i, d: &mut __m256i) {
+    *a = _mm256_add_epi32(*a, *b);
+    *d = rot16(_mm256_xor_si256(*d, *a));
+    *c = _mm256_add_epi32(*c, *d);
+    *b = rotl::<12, 20>(_mm256_xor_si256(*b, *c));
+    *a = _mm256_add_epi32(*a, *b);
+    *d = rot8(_mm256_xor_si256(*d, *a));
+    *c = _mm256_add_epi32(*c, *d);
+    *b = rotl::<7, 25>(_mm256_xor_si256(*b, *c));
+}
+
+/// Blocks `counter` and `counter + 1` into `out` (horizontal layout: one
+/// row of both blocks per register).
+#[inline(always)]
+unsafe fn blocks2(state: &State, counter: u32, out: &mut [u8; 128]) {
+    let w = &state.words;
+    let row = |i: usize| _mm256_broadcastsi128_si256(_mm_loadu_si128(w[i..].as_ptr().cast()));
+    let (a0, b0, c0) = (row(0), row(4), row(8));
+    let d0 = _mm256_add_epi32(
+        _mm256_set_epi32(
+            w[15] as i32,
+            w[14] as i32,
+            w[13] as i32,
+            counter.wrapping_add(1) as i32,
+            w[15] as i32,
+            w[14] as i32,
+            w[13] as i32,
+            counter as i32,
+        ),
+        _mm256_setzero_si256(),
+    );
+    let (mut a, mut b, mut c, mut d) = (a0, b0, c0, d0);
+    for _ in 0..10 {
+        quarter(&mut a, &mut b, &mut c, &mut d);
+        b = _mm256_shuffle_epi32::<0x39>(b);
+        c = _mm256_shuffle_epi32::<0x4e>(c);
+        d = _mm256_shuffle_epi32::<0x93>(d);
+        quarter(&mut a, &mut b, &mut c, &mut d);
+        b = _mm256_shuffle_epi32::<0x93>(b);
+        c = _mm256_shuffle_epi32::<0x4e>(c);
+        d = _mm256_shuffle_epi32::<0x39>(d);
+    }
+    a = _mm256_add_epi32(a, a0);
+    b = _mm256_add_epi32(b, b0);
+    c = _mm256_add_epi32(c, c0);
+    d = _mm256_add_epi32(d, d0);
+    let o = out.as_mut_ptr();
+    _mm256_storeu_si256(o.cast(), _mm256_permute2x128_si256::<0x20>(a, b));
+    _mm256_storeu_si256(o.add(32).cast(), _mm256_permute2x128_si256::<0x20>(c, d));
+    _mm256_storeu_si256(o.add(64).cast(), _mm256_permute2x128_si256::<0x31>(a, b));
+    _mm256_storeu_si256(o.add(96).cast(), _mm256_permute2x128_si256::<0x31>(c, d));
+}
+
+/// Eight blocks from `counter` XORed from `input` into `output` (512
+/// bytes), with the Poly1305 of the 512 bytes at `hash` absorbed between
+/// the double rounds.
+#[inline(always)]
+unsafe fn blocks8(
+    state: &State,
+    counter: u32,
+    input: *const u8,
+    output: *mut u8,
+    poly: &mut Poly1305,
+    hash: Option<*const u8>,
+) {
+    let w = &state.words;
+    let mut x = [_mm256_setzero_si256(); 16];
+    for (xi, &wi) in x.iter_mut().zip(w) {
+        *xi = _mm256_set1_epi32(wi as i32);
+    }
+    x[12] = _mm256_add_epi32(
+        _mm256_set1_epi32(counter as i32),
+        _mm256_set_epi32(7, 6, 5, 4, 3, 2, 1, 0),
+    );
+    let x12 = x[12];
+    let hashed = hash.map(|h| core::slice::from_raw_parts(h, BATCH));
+    for round in 0..10 {
+        let [x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10, x11, x12, x13, x14, x15] = &mut x;
+        quarter(x0, x4, x8, x12);
+        quarter(x1, x5, x9, x13);
+        quarter(x2, x6, x10, x14);
+        quarter(x3, x7, x11, x15);
+        quarter(x0, x5, x10, x15);
+        quarter(x1, x6, x11, x12);
+        quarter(x2, x7, x8, x13);
+        quarter(x3, x4, x9, x14);
+        if let Some(data) = hashed {
+            // 32 Poly1305 blocks over 10 double rounds: 3 each, 2 at the end.
+            poly.blocks(&data[round * 48..round * 48 + 48]);
+        }
+    }
+    if let Some(data) = hashed {
+        poly.blocks(&data[480..]);
+    }
+    for (i, xi) in x.iter_mut().enumerate() {
+        let init = if i == 12 {
+            x12
+        } else {
+            _mm256_set1_epi32(w[i] as i32)
+        };
+        *xi = _mm256_add_epi32(*xi, init);
+    }
+    // Transpose words × blocks into blocks: 32 bytes of words 0–7 and 32
+    // bytes of words 8–15 per block.
+    for half in 0..2 {
+        let v = &x[half * 8..half * 8 + 8];
+        let t0 = _mm256_unpacklo_epi32(v[0], v[1]);
+        let t1 = _mm256_unpackhi_epi32(v[0], v[1]);
+        let t2 = _mm256_unpacklo_epi32(v[2], v[3]);
+        let t3 = _mm256_unpackhi_epi32(v[2], v[3]);
+        let t4 = _mm256_unpacklo_epi32(v[4], v[5]);
+        let t5 = _mm256_unpackhi_epi32(v[4], v[5]);
+        let t6 = _mm256_unpacklo_epi32(v[6], v[7]);
+        let t7 = _mm256_unpackhi_epi32(v[6], v[7]);
+        let u = [
+            (_mm256_unpacklo_epi64(t0, t2), _mm256_unpacklo_epi64(t4, t6)),
+            (_mm256_unpackhi_epi64(t0, t2), _mm256_unpackhi_epi64(t4, t6)),
+            (_mm256_unpacklo_epi64(t1, t3), _mm256_unpacklo_epi64(t5, t7)),
+            (_mm256_unpackhi_epi64(t1, t3), _mm256_unpackhi_epi64(t5, t7)),
+        ];
+        for (k, (lo, hi)) in u.into_iter().enumerate() {
+            for (block, ks) in [
+                (k, _mm256_permute2x128_si256::<0x20>(lo, hi)),
+                (k + 4, _mm256_permute2x128_si256::<0x31>(lo, hi)),
+            ] {
+                let off = block * 64 + half * 32;
+                let data = _mm256_loadu_si256(input.add(off).cast());
+                _mm256_storeu_si256(output.add(off).cast(), _mm256_xor_si256(data, ks));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn block_counter_never_wraps() {
+        assert!(super::counter_fits(0));
+        assert!(
+            super::counter_fits((1 << 38) - 64),
+            "counter 2^32-1 is the last block"
+        );
+        assert!(
+            !super::counter_fits((1 << 38) - 63),
+            "one more byte would wrap the counter"
+        );
+    }
+}
