@@ -103,7 +103,7 @@ impl Aead for AwsLc {
 }
 
 enum Graviola {
-    AesGcm(graviola::aead::AesGcm),
+    AesGcm(Box<graviola::aead::AesGcm>),
     ChaCha(graviola::aead::ChaCha20Poly1305),
 }
 
@@ -148,7 +148,7 @@ fn aws_lc_key(alg: Alg) -> AwsLc {
 fn graviola_key(alg: Alg) -> Graviola {
     match alg {
         Alg::ChaCha20Poly1305 => Graviola::ChaCha(graviola::aead::ChaCha20Poly1305::new([0x42; 32])),
-        _ => Graviola::AesGcm(graviola::aead::AesGcm::new(&alg.key())),
+        _ => Graviola::AesGcm(Box::new(graviola::aead::AesGcm::new(&alg.key()))),
     }
 }
 
