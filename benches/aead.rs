@@ -16,7 +16,10 @@ const SIZES: [usize; 7] = [16, 64, 256, 1024, 1350, 8192, 16384];
 /// `BENCH_SIZES=16,16384` restricts the record sizes.
 fn sizes() -> Vec<usize> {
     match std::env::var("BENCH_SIZES") {
-        Ok(list) => list.split(',').map(|s| s.trim().parse().expect("BENCH_SIZES: numbers")).collect(),
+        Ok(list) => list
+            .split(',')
+            .map(|s| s.trim().parse().expect("BENCH_SIZES: numbers"))
+            .collect(),
         Err(_) => SIZES.to_vec(),
     }
 }
@@ -79,12 +82,18 @@ struct Ring(ring::aead::LessSafeKey);
 impl Aead for Ring {
     fn seal(&self, aad: &[u8], buf: &mut [u8]) -> [u8; 16] {
         use ring::aead::{Aad, Nonce};
-        let tag = self.0.seal_in_place_separate_tag(Nonce::assume_unique_for_key(NONCE), Aad::from(aad), buf);
+        let tag = self.0.seal_in_place_separate_tag(
+            Nonce::assume_unique_for_key(NONCE),
+            Aad::from(aad),
+            buf,
+        );
         tag.unwrap().as_ref().try_into().unwrap()
     }
     fn open(&self, aad: &[u8], sealed: &mut [u8]) -> bool {
         use ring::aead::{Aad, Nonce};
-        self.0.open_in_place(Nonce::assume_unique_for_key(NONCE), Aad::from(aad), sealed).is_ok()
+        self.0
+            .open_in_place(Nonce::assume_unique_for_key(NONCE), Aad::from(aad), sealed)
+            .is_ok()
     }
 }
 
@@ -93,12 +102,18 @@ struct AwsLc(aws_lc_rs::aead::LessSafeKey);
 impl Aead for AwsLc {
     fn seal(&self, aad: &[u8], buf: &mut [u8]) -> [u8; 16] {
         use aws_lc_rs::aead::{Aad, Nonce};
-        let tag = self.0.seal_in_place_separate_tag(Nonce::assume_unique_for_key(NONCE), Aad::from(aad), buf);
+        let tag = self.0.seal_in_place_separate_tag(
+            Nonce::assume_unique_for_key(NONCE),
+            Aad::from(aad),
+            buf,
+        );
         tag.unwrap().as_ref().try_into().unwrap()
     }
     fn open(&self, aad: &[u8], sealed: &mut [u8]) -> bool {
         use aws_lc_rs::aead::{Aad, Nonce};
-        self.0.open_in_place(Nonce::assume_unique_for_key(NONCE), Aad::from(aad), sealed).is_ok()
+        self.0
+            .open_in_place(Nonce::assume_unique_for_key(NONCE), Aad::from(aad), sealed)
+            .is_ok()
     }
 }
 
@@ -132,7 +147,9 @@ fn ring_key(alg: Alg) -> Ring {
         Alg::Aes256Gcm => &aead::AES_256_GCM,
         Alg::ChaCha20Poly1305 => &aead::CHACHA20_POLY1305,
     };
-    Ring(aead::LessSafeKey::new(aead::UnboundKey::new(a, &alg.key()).unwrap()))
+    Ring(aead::LessSafeKey::new(
+        aead::UnboundKey::new(a, &alg.key()).unwrap(),
+    ))
 }
 
 fn aws_lc_key(alg: Alg) -> AwsLc {
@@ -142,12 +159,16 @@ fn aws_lc_key(alg: Alg) -> AwsLc {
         Alg::Aes256Gcm => &aead::AES_256_GCM,
         Alg::ChaCha20Poly1305 => &aead::CHACHA20_POLY1305,
     };
-    AwsLc(aead::LessSafeKey::new(aead::UnboundKey::new(a, &alg.key()).unwrap()))
+    AwsLc(aead::LessSafeKey::new(
+        aead::UnboundKey::new(a, &alg.key()).unwrap(),
+    ))
 }
 
 fn graviola_key(alg: Alg) -> Graviola {
     match alg {
-        Alg::ChaCha20Poly1305 => Graviola::ChaCha(graviola::aead::ChaCha20Poly1305::new([0x42; 32])),
+        Alg::ChaCha20Poly1305 => {
+            Graviola::ChaCha(graviola::aead::ChaCha20Poly1305::new([0x42; 32]))
+        }
         _ => Graviola::AesGcm(Box::new(graviola::aead::AesGcm::new(&alg.key()))),
     }
 }
@@ -158,20 +179,29 @@ fn bench_impl<A: Aead>(c: &mut Criterion, alg: Alg, name: &str, aead: &A) {
         for (op, is_seal) in [("seal", true), ("open", false)] {
             let mut group = c.benchmark_group(format!("{}/{op}/aad{aad_len}", alg.name()));
             if std::env::var_os("BENCH_QUICK").is_some() {
-                group.warm_up_time(Duration::from_millis(200)).measurement_time(Duration::from_millis(500));
+                group
+                    .warm_up_time(Duration::from_millis(200))
+                    .measurement_time(Duration::from_millis(500));
             } else {
-                group.warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(2));
+                group
+                    .warm_up_time(Duration::from_millis(500))
+                    .measurement_time(Duration::from_secs(2));
             }
             for len in sizes() {
                 group.throughput(Throughput::Bytes(len as u64));
                 let id = BenchmarkId::new(name, len);
                 let mut buf = vec![0xab; len];
                 if is_seal {
-                    group.bench_function(id, |b| b.iter(|| black_box(aead.seal(black_box(&aad), &mut buf))));
+                    group.bench_function(id, |b| {
+                        b.iter(|| black_box(aead.seal(black_box(&aad), &mut buf)))
+                    });
                 } else {
                     let tag = aead.seal(&aad, &mut buf);
                     let sealed = [&buf[..], &tag].concat();
-                    assert!(aead.open(&aad, &mut sealed.clone()), "{name} opens its own output");
+                    assert!(
+                        aead.open(&aad, &mut sealed.clone()),
+                        "{name} opens its own output"
+                    );
                     group.bench_function(id, |b| {
                         b.iter_batched_ref(
                             || sealed.clone(),
@@ -194,15 +224,24 @@ fn bench_alg(c: &mut Criterion, alg: Alg) {
     for backend in backends {
         let name = format!("fusion-{backend}");
         match alg {
-            Alg::Aes128Gcm => {
-                bench_impl(c, alg, &name, &Aes128Gcm::with_backend(&[0x42; 16], backend).unwrap())
-            }
-            Alg::Aes256Gcm => {
-                bench_impl(c, alg, &name, &Aes256Gcm::with_backend(&[0x42; 32], backend).unwrap())
-            }
-            Alg::ChaCha20Poly1305 => {
-                bench_impl(c, alg, &name, &ChaCha20Poly1305::with_backend(&[0x42; 32], backend).unwrap())
-            }
+            Alg::Aes128Gcm => bench_impl(
+                c,
+                alg,
+                &name,
+                &Aes128Gcm::with_backend(&[0x42; 16], backend).unwrap(),
+            ),
+            Alg::Aes256Gcm => bench_impl(
+                c,
+                alg,
+                &name,
+                &Aes256Gcm::with_backend(&[0x42; 32], backend).unwrap(),
+            ),
+            Alg::ChaCha20Poly1305 => bench_impl(
+                c,
+                alg,
+                &name,
+                &ChaCha20Poly1305::with_backend(&[0x42; 32], backend).unwrap(),
+            ),
         }
     }
     bench_impl(c, alg, "ring", &ring_key(alg));
