@@ -181,7 +181,8 @@ fn bench_impl<A: Aead>(c: &mut Criterion, alg: Alg, name: &str, aead: &A) {
             if std::env::var_os("BENCH_QUICK").is_some() {
                 group
                     .warm_up_time(Duration::from_millis(200))
-                    .measurement_time(Duration::from_millis(500));
+                    .measurement_time(Duration::from_millis(500))
+                    .sample_size(30);
             } else {
                 group
                     .warm_up_time(Duration::from_millis(500))
@@ -255,5 +256,11 @@ fn aead(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, aead);
+criterion_group! {
+    name = benches;
+    // Tables and plots come from scripts/plot_bench.py; criterion's own
+    // per-benchmark plots would double the run time.
+    config = Criterion::default().without_plots();
+    targets = aead
+}
 criterion_main!(benches);

@@ -173,5 +173,11 @@ fn tls(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, tls);
+criterion_group! {
+    name = benches;
+    // Tables and plots come from scripts/plot_bench.py; criterion's own
+    // per-benchmark plots would double the run time.
+    config = Criterion::default().without_plots();
+    targets = tls
+}
 criterion_main!(benches);

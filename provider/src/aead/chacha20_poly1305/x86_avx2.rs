@@ -4,9 +4,11 @@
 //!   ymm holds one state word of 8 blocks), with the Poly1305 of 512 bytes
 //!   of ciphertext interleaved between the double rounds: ChaCha20 keeps the
 //!   vector units busy while Poly1305 runs on the integer multiplier.
-//! - Short records and tails: 2 blocks per call in the "horizontal" layout
-//!   (each ymm holds one row of two blocks), about a third of the work of
-//!   an 8-block pass; the first call also yields the Poly1305 key (block 0).
+//! - Short records, the head and small tails: 2 or 4 blocks per call in the
+//!   "horizontal" layout (each ymm holds one row of two blocks), far less
+//!   work than an 8-block pass; the first call yields the Poly1305 key
+//!   (block 0) and the keystream of the first 192 bytes. Tails over 256
+//!   bytes use one 8-block pass.
 //!
 //! Everything runs inside one `#[target_feature]` function per operation,
 //! with `#[inline(always)]` helpers.
@@ -21,8 +23,8 @@ use crate::aead::{ct_eq, OpenError, NONCE_LEN, TAG_LEN};
 use crate::cpu::Features;
 
 const BATCH: usize = 512;
-/// Bytes covered by the first 2-block call after the Poly1305 key block.
-const HEAD: usize = 64;
+/// Data bytes covered by the first 4-block call, after the Poly1305 key block.
+const HEAD: usize = 192;
 
 /// A ChaCha20-Poly1305 key on this backend.
 pub(crate) struct Key(Zeroizing<[u32; 8]>);
@@ -141,29 +143,31 @@ unsafe fn crypt(
     assert!(counter_fits(n), "ChaCha20-Poly1305 message too long");
     let state = State::new(key, nonce);
 
-    // Region boundaries: head [0, HEAD), batches, tail. Plaintext comes
-    // from `src` for whole regions inside it, from `buf` after that.
-    let batches_end = if n > HEAD {
-        HEAD + (n - HEAD) / BATCH * BATCH
-    } else {
-        n
-    };
+    // Region boundaries: head [0, head_max), batches, tail. Plaintext
+    // comes from `src` for whole regions inside it, from `buf` after that.
+    // Records of at most 64 bytes need only blocks 0 and 1.
+    let head_max = if n <= 64 { 64 } else { HEAD };
+    let head = head_max.min(n);
+    let batches_end = head + (n - head) / BATCH * BATCH;
     let from_src = if src.len() >= batches_end {
         batches_end
-    } else if src.len() >= HEAD.min(n) {
-        HEAD.min(n) + (src.len() - HEAD.min(n)) / BATCH * BATCH
+    } else if src.len() >= head {
+        head + (src.len() - head) / BATCH * BATCH
     } else {
         0
     };
     buf[from_src..src.len()].copy_from_slice(&src[from_src..]);
 
-    // Blocks 0 and 1: the Poly1305 key and the first 64 bytes of keystream.
-    let mut ks = Zeroizing::new([0u8; 128]);
-    blocks2(&state, 0, &mut ks);
+    // Block 0: the Poly1305 key; blocks 1 ..= head_max / 64: the head.
+    let mut ks = Zeroizing::new([0u8; BATCH]);
+    if head_max == 64 {
+        horizontal::<1>(&state, 0, &mut ks[..128]);
+    } else {
+        horizontal::<2>(&state, 0, &mut ks[..256]);
+    }
     let mut poly = Poly1305::new(ks[..32].try_into().expect("32 bytes"));
     poly.padded(aad);
 
-    let head = HEAD.min(n);
     if dir == Direction::Open {
         poly.padded(&buf[..head]);
     }
@@ -176,7 +180,7 @@ unsafe fn crypt(
     if dir == Direction::Seal {
         poly.padded(&buf[..head]);
     }
-    let mut counter = 2u32;
+    let mut counter = 1 + (head_max / 64) as u32;
     let mut off = head;
     match dir {
         Direction::Seal => {
@@ -213,11 +217,25 @@ unsafe fn crypt(
             }
         }
     }
-    // Tail: fewer than 512 bytes, 128 at a time.
-    while off < n {
-        let len = (n - off).min(128);
-        blocks2(&state, counter, &mut ks);
-        let chunk = &mut buf[off..off + len];
+    // Tail: fewer than 512 bytes, with the cheapest keystream that covers it.
+    if off < n {
+        let len = n - off;
+        match len {
+            ..=128 => horizontal::<1>(&state, counter, &mut ks[..128]),
+            ..=256 => horizontal::<2>(&state, counter, &mut ks[..256]),
+            _ => {
+                ks.fill(0);
+                blocks8(
+                    &state,
+                    counter,
+                    ks.as_ptr(),
+                    ks.as_mut_ptr(),
+                    &mut poly,
+                    None,
+                );
+            }
+        }
+        let chunk = &mut buf[off..];
         if dir == Direction::Open {
             poly.padded(chunk);
         }
@@ -225,8 +243,6 @@ unsafe fn crypt(
         if dir == Direction::Seal {
             poly.padded(chunk);
         }
-        counter = counter.wrapping_add(2);
-        off += len;
     }
     let mut lengths = [0u8; 16];
     lengths[..8].copy_from_slice(&(aad.len() as u64).to_le_bytes());
@@ -294,46 +310,53 @@ unsafe fn quarter(a: &mut __m256i, b: &mut __m256i, c: &mut __m256i, d: &mut __m
     *b = rotl::<7, 25>(_mm256_xor_si256(*b, *c));
 }
 
-/// Blocks `counter` and `counter + 1` into `out` (horizontal layout: one
-/// row of both blocks per register).
+/// `2 * SETS` blocks from `counter` into `out` in the horizontal layout
+/// (one row of two blocks per register); the sets are independent, so they
+/// hide each other's latency.
 #[inline(always)]
-unsafe fn blocks2(state: &State, counter: u32, out: &mut [u8; 128]) {
+unsafe fn horizontal<const SETS: usize>(state: &State, counter: u32, out: &mut [u8]) {
+    assert_eq!(out.len(), SETS * 128);
     let w = &state.words;
     let row = |i: usize| _mm256_broadcastsi128_si256(_mm_loadu_si128(w[i..].as_ptr().cast()));
     let (a0, b0, c0) = (row(0), row(4), row(8));
-    let d0 = _mm256_add_epi32(
-        _mm256_set_epi32(
+    let mut d0 = [_mm256_setzero_si256(); SETS];
+    for (set, d) in d0.iter_mut().enumerate() {
+        let c = counter.wrapping_add(2 * set as u32);
+        *d = _mm256_set_epi32(
             w[15] as i32,
             w[14] as i32,
             w[13] as i32,
-            counter.wrapping_add(1) as i32,
+            c.wrapping_add(1) as i32,
             w[15] as i32,
             w[14] as i32,
             w[13] as i32,
-            counter as i32,
-        ),
-        _mm256_setzero_si256(),
-    );
-    let (mut a, mut b, mut c, mut d) = (a0, b0, c0, d0);
-    for _ in 0..10 {
-        quarter(&mut a, &mut b, &mut c, &mut d);
-        b = _mm256_shuffle_epi32::<0x39>(b);
-        c = _mm256_shuffle_epi32::<0x4e>(c);
-        d = _mm256_shuffle_epi32::<0x93>(d);
-        quarter(&mut a, &mut b, &mut c, &mut d);
-        b = _mm256_shuffle_epi32::<0x93>(b);
-        c = _mm256_shuffle_epi32::<0x4e>(c);
-        d = _mm256_shuffle_epi32::<0x39>(d);
+            c as i32,
+        );
     }
-    a = _mm256_add_epi32(a, a0);
-    b = _mm256_add_epi32(b, b0);
-    c = _mm256_add_epi32(c, c0);
-    d = _mm256_add_epi32(d, d0);
-    let o = out.as_mut_ptr();
-    _mm256_storeu_si256(o.cast(), _mm256_permute2x128_si256::<0x20>(a, b));
-    _mm256_storeu_si256(o.add(32).cast(), _mm256_permute2x128_si256::<0x20>(c, d));
-    _mm256_storeu_si256(o.add(64).cast(), _mm256_permute2x128_si256::<0x31>(a, b));
-    _mm256_storeu_si256(o.add(96).cast(), _mm256_permute2x128_si256::<0x31>(c, d));
+    let (mut a, mut b, mut c, mut d) = ([a0; SETS], [b0; SETS], [c0; SETS], d0);
+    for _ in 0..10 {
+        for s in 0..SETS {
+            quarter(&mut a[s], &mut b[s], &mut c[s], &mut d[s]);
+            b[s] = _mm256_shuffle_epi32::<0x39>(b[s]);
+            c[s] = _mm256_shuffle_epi32::<0x4e>(c[s]);
+            d[s] = _mm256_shuffle_epi32::<0x93>(d[s]);
+        }
+        for s in 0..SETS {
+            quarter(&mut a[s], &mut b[s], &mut c[s], &mut d[s]);
+            b[s] = _mm256_shuffle_epi32::<0x93>(b[s]);
+            c[s] = _mm256_shuffle_epi32::<0x4e>(c[s]);
+            d[s] = _mm256_shuffle_epi32::<0x39>(d[s]);
+        }
+    }
+    for s in 0..SETS {
+        let (a, b) = (_mm256_add_epi32(a[s], a0), _mm256_add_epi32(b[s], b0));
+        let (c, d) = (_mm256_add_epi32(c[s], c0), _mm256_add_epi32(d[s], d0[s]));
+        let o = out[s * 128..].as_mut_ptr();
+        _mm256_storeu_si256(o.cast(), _mm256_permute2x128_si256::<0x20>(a, b));
+        _mm256_storeu_si256(o.add(32).cast(), _mm256_permute2x128_si256::<0x20>(c, d));
+        _mm256_storeu_si256(o.add(64).cast(), _mm256_permute2x128_si256::<0x31>(a, b));
+        _mm256_storeu_si256(o.add(96).cast(), _mm256_permute2x128_si256::<0x31>(c, d));
+    }
 }
 
 /// Eight blocks from `counter` XORed from `input` into `output` (512
