@@ -221,8 +221,8 @@ unsafe fn crypt(
     if off < n {
         let len = n - off;
         match len {
-            ..=128 => horizontal::<1>(&state, counter, &mut ks[..128]),
-            ..=256 => horizontal::<2>(&state, counter, &mut ks[..256]),
+            0..=128 => horizontal::<1>(&state, counter, &mut ks[..128]),
+            129..=256 => horizontal::<2>(&state, counter, &mut ks[..256]),
             _ => {
                 ks.fill(0);
                 blocks8(
