@@ -216,6 +216,100 @@ impl<V: Lanes> Acc<V> {
     }
 }
 
+/// Defines a backend's key type (which exists only where `$detected`
+/// holds) and its `#[target_feature]` entry points, instantiating the
+/// kernel with lane type `$lanes`.
+macro_rules! x86_backend {
+    (features = $features:literal, lanes = $lanes:ty, detected = $detected:ident) => {
+        /// An AES-GCM key on this backend; `NR` is the number of AES rounds.
+        pub(crate) struct Key<const NR: usize>(Box<$crate::aead::aes_gcm::x86_64::KeyData>);
+
+        impl<const NR: usize> Key<NR> {
+            /// `None` unless this CPU has the backend's features.
+            pub(crate) fn new(key: &[u8]) -> Option<Self> {
+                if !$crate::cpu::Features::get().$detected {
+                    return None;
+                }
+                // SAFETY: every backend's detection implies the AES-NI,
+                // PCLMULQDQ and SSSE3 that `new_key` needs.
+                Some(Self(Box::new(unsafe {
+                    $crate::aead::aes_gcm::x86_64::new_key(key)
+                })))
+            }
+
+            pub(crate) fn seal(
+                &self,
+                nonce: &[u8; $crate::aead::NONCE_LEN],
+                aad: &[u8],
+                src: &[u8],
+                buf: &mut [u8],
+            ) -> [u8; $crate::aead::TAG_LEN] {
+                // SAFETY: a `Key` exists only where `new` detected the features.
+                unsafe { seal::<NR>(&self.0, nonce, aad, src, buf) }
+            }
+
+            pub(crate) fn open(
+                &self,
+                nonce: &[u8; $crate::aead::NONCE_LEN],
+                aad: &[u8],
+                buf: &mut [u8],
+                tag: &[u8; $crate::aead::TAG_LEN],
+            ) -> Result<(), $crate::aead::OpenError> {
+                // SAFETY: as for `seal`.
+                unsafe { open::<NR>(&self.0, nonce, aad, buf, tag) }
+                    .then_some(())
+                    .ok_or($crate::aead::OpenError)
+            }
+
+            /// Seals from an arbitrary pre-counter block J0 (tests only).
+            #[cfg(test)]
+            pub(crate) fn seal_with_j0(
+                &self,
+                j0: &[u8; 16],
+                aad: &[u8],
+                buf: &mut [u8],
+            ) -> [u8; $crate::aead::TAG_LEN] {
+                // SAFETY: as for `seal`.
+                unsafe { seal_with_j0::<NR>(&self.0, j0, aad, buf) }
+            }
+        }
+
+        #[target_feature(enable = $features)]
+        unsafe fn seal<const NR: usize>(
+            key: &$crate::aead::aes_gcm::x86_64::KeyData,
+            nonce: &[u8; $crate::aead::NONCE_LEN],
+            aad: &[u8],
+            src: &[u8],
+            buf: &mut [u8],
+        ) -> [u8; $crate::aead::TAG_LEN] {
+            $crate::aead::aes_gcm::x86_64::seal::<$lanes, NR>(key, nonce, aad, src, buf)
+        }
+
+        #[target_feature(enable = $features)]
+        unsafe fn open<const NR: usize>(
+            key: &$crate::aead::aes_gcm::x86_64::KeyData,
+            nonce: &[u8; $crate::aead::NONCE_LEN],
+            aad: &[u8],
+            buf: &mut [u8],
+            tag: &[u8; $crate::aead::TAG_LEN],
+        ) -> bool {
+            $crate::aead::aes_gcm::x86_64::open::<$lanes, NR>(key, nonce, aad, buf, tag)
+        }
+
+        #[cfg(test)]
+        #[target_feature(enable = $features)]
+        unsafe fn seal_with_j0<const NR: usize>(
+            key: &$crate::aead::aes_gcm::x86_64::KeyData,
+            j0: &[u8; 16],
+            aad: &[u8],
+            buf: &mut [u8],
+        ) -> [u8; $crate::aead::TAG_LEN] {
+            $crate::aead::aes_gcm::x86_64::seal_with_j0::<$lanes, NR>(key, j0, aad, buf)
+        }
+    };
+}
+pub(super) use x86_backend;
+
 /// Builds a key context.
 ///
 /// # Safety
