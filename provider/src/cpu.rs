@@ -14,6 +14,8 @@ pub(crate) struct Features {
     pub avx2: bool,
     /// VAES and VPCLMULQDQ on ymm registers (needs `avx2` too).
     pub vaes_clmul256: bool,
+    /// The same on zmm registers: AVX-512 F, BW and VL as well.
+    pub vaes_clmul512: bool,
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -27,13 +29,19 @@ impl Features {
     pub(crate) fn get() -> Self {
         let aes_clmul = cpuid_aes_clmul::get();
         let avx2 = cpuid_avx2::get();
-        let vaes_clmul256 = avx2
+        let vaes_clmul256 = aes_clmul
+            && avx2
             && std::is_x86_feature_detected!("vaes")
             && std::is_x86_feature_detected!("vpclmulqdq");
+        let vaes_clmul512 = vaes_clmul256
+            && std::is_x86_feature_detected!("avx512f")
+            && std::is_x86_feature_detected!("avx512bw")
+            && std::is_x86_feature_detected!("avx512vl");
         Self {
             aes_clmul,
             avx2,
-            vaes_clmul256: aes_clmul && vaes_clmul256,
+            vaes_clmul256,
+            vaes_clmul512,
         }
     }
 

@@ -44,6 +44,8 @@ pub enum Backend {
     X86AesNi,
     /// AES-GCM on VAES + VPCLMULQDQ, 256-bit AVX2 registers (x86-64).
     X86Vaes,
+    /// AES-GCM on VAES + VPCLMULQDQ, 512-bit AVX-512 registers (x86-64).
+    X86Vaes512,
     /// ChaCha20-Poly1305 on AVX2, stitched with scalar Poly1305 (x86-64).
     X86Avx2,
 }
@@ -55,6 +57,7 @@ impl Backend {
             Self::Portable => "portable",
             Self::X86AesNi => "x86-aesni",
             Self::X86Vaes => "x86-vaes",
+            Self::X86Vaes512 => "x86-vaes512",
             Self::X86Avx2 => "x86-avx2",
         }
     }

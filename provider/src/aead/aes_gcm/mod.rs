@@ -1,7 +1,8 @@
 //! AES-GCM (NIST SP 800-38D) with 96-bit nonces and 128-bit tags.
 //!
-//! Backends, best first: `X86Vaes` (VAES + VPCLMULQDQ on ymm), `X86AesNi`
-//! (AES-NI + PCLMULQDQ on xmm), `Portable` (RustCrypto, constant time).
+//! Backends, best first: `X86Vaes512` (VAES + VPCLMULQDQ on zmm, where
+//! AVX-512 is present), `X86Vaes` (the same on ymm), `X86AesNi` (AES-NI +
+//! PCLMULQDQ on xmm), `Portable` (RustCrypto, constant time).
 
 #[cfg(target_arch = "x86_64")]
 mod x86_64;
@@ -9,6 +10,8 @@ mod x86_64;
 mod x86_aesni;
 #[cfg(target_arch = "x86_64")]
 mod x86_vaes;
+#[cfg(target_arch = "x86_64")]
+mod x86_vaes512;
 
 use super::portable::Portable;
 use super::{aead_type, Backend, Engine, OpenError, NONCE_LEN, TAG_LEN};
@@ -27,6 +30,10 @@ pub(crate) enum AesGcm<const KEY_LEN: usize> {
     Vaes128(x86_vaes::Key<10>),
     #[cfg(target_arch = "x86_64")]
     Vaes256(x86_vaes::Key<14>),
+    #[cfg(target_arch = "x86_64")]
+    Vaes512_128(x86_vaes512::Key<10>),
+    #[cfg(target_arch = "x86_64")]
+    Vaes512_256(x86_vaes512::Key<14>),
 }
 
 /// Runs `$body` with `$k` bound to whichever engine `$self` holds.
@@ -43,6 +50,10 @@ macro_rules! each_engine {
             Self::Vaes128($k) => $body,
             #[cfg(target_arch = "x86_64")]
             Self::Vaes256($k) => $body,
+            #[cfg(target_arch = "x86_64")]
+            Self::Vaes512_128($k) => $body,
+            #[cfg(target_arch = "x86_64")]
+            Self::Vaes512_256($k) => $body,
         }
     };
 }
@@ -55,6 +66,9 @@ impl<const KEY_LEN: usize> Engine for AesGcm<KEY_LEN> {
         #[cfg(target_arch = "x86_64")]
         {
             let cpu = Features::get();
+            if cpu.vaes_clmul512 {
+                backends.push(Backend::X86Vaes512);
+            }
             if cpu.vaes_clmul256 {
                 backends.push(Backend::X86Vaes);
             }
@@ -83,6 +97,10 @@ impl<const KEY_LEN: usize> Engine for AesGcm<KEY_LEN> {
             (Backend::X86Vaes, true) => Self::Vaes128(x86_vaes::Key::new(key)?),
             #[cfg(target_arch = "x86_64")]
             (Backend::X86Vaes, false) => Self::Vaes256(x86_vaes::Key::new(key)?),
+            #[cfg(target_arch = "x86_64")]
+            (Backend::X86Vaes512, true) => Self::Vaes512_128(x86_vaes512::Key::new(key)?),
+            #[cfg(target_arch = "x86_64")]
+            (Backend::X86Vaes512, false) => Self::Vaes512_256(x86_vaes512::Key::new(key)?),
             #[allow(unreachable_patterns)]
             _ => return None,
         })
@@ -95,6 +113,8 @@ impl<const KEY_LEN: usize> Engine for AesGcm<KEY_LEN> {
             Self::AesNi128(_) | Self::AesNi256(_) => Backend::X86AesNi,
             #[cfg(target_arch = "x86_64")]
             Self::Vaes128(_) | Self::Vaes256(_) => Backend::X86Vaes,
+            #[cfg(target_arch = "x86_64")]
+            Self::Vaes512_128(_) | Self::Vaes512_256(_) => Backend::X86Vaes512,
         }
     }
 
@@ -143,7 +163,7 @@ mod tests {
     use aes::cipher::{BlockCipherEncrypt, KeyInit};
     use ghash::universal_hash::UniversalHash;
 
-    use super::{x86_aesni, x86_vaes};
+    use super::{x86_aesni, x86_vaes, x86_vaes512};
     use crate::cpu::Features;
 
     fn reference(key: &[u8], j0: [u8; 16], aad: &[u8], pt: &[u8]) -> (Vec<u8>, [u8; 16]) {
@@ -220,6 +240,18 @@ mod tests {
                                 .seal_with_j0(&j0, aad, &mut buf),
                         };
                         got.push(("vaes", buf, tag));
+                    }
+                    if cpu.vaes_clmul512 {
+                        let mut buf = pt.clone();
+                        let tag = match key.len() {
+                            16 => x86_vaes512::Key::<10>::new(key)
+                                .unwrap()
+                                .seal_with_j0(&j0, aad, &mut buf),
+                            _ => x86_vaes512::Key::<14>::new(key)
+                                .unwrap()
+                                .seal_with_j0(&j0, aad, &mut buf),
+                        };
+                        got.push(("vaes512", buf, tag));
                     }
                     for (name, ct, tag) in got {
                         assert_eq!(

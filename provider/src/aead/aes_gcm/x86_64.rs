@@ -32,16 +32,17 @@ use zeroize::Zeroize;
 use crate::aead::{ct_eq, NONCE_LEN, TAG_LEN};
 
 /// Largest power of H kept per key.
-const POWERS: usize = 16;
-/// Blocks per main-loop batch.
-const BATCH: usize = 8;
-const BATCH_BYTES: usize = BATCH * 16;
+const POWERS: usize = 18;
+/// Records shorter than this take the short path.
+const SHORT: usize = 128;
+/// Most registers of AES state in one batch.
+const MAX_REGS: usize = 8;
 
 /// Per-key precomputation, built once; zeroized on drop.
 pub(super) struct KeyData {
     /// AES round keys (11 for AES-128, 15 for AES-256).
     rk: [[u8; 16]; 15],
-    /// Twisted H^16 … H^1 (index `POWERS - k` holds H^k).
+    /// Twisted H^18 … H^1 (index `POWERS - k` holds H^k).
     h: [[u8; 16]; POWERS],
     /// The same powers with both halves `lo ^ hi`, for Karatsuba.
     hx: [[u8; 16]; POWERS],
@@ -63,6 +64,10 @@ impl Drop for KeyData {
 pub(super) unsafe trait Lanes: Copy {
     /// Blocks per register.
     const BLOCKS: usize;
+    /// Registers of AES state per main-loop batch (at most `MAX_REGS`).
+    const REGS: usize;
+    /// Blocks per batch: one GHASH reduction each.
+    const BATCH: usize = Self::REGS * Self::BLOCKS;
     unsafe fn loadu(p: *const u8) -> Self;
     unsafe fn storeu(self, p: *mut u8);
     /// The 16 bytes at `p` in every lane.
@@ -91,6 +96,7 @@ pub(super) unsafe trait Lanes: Copy {
 /// backend for single blocks.
 unsafe impl Lanes for __m128i {
     const BLOCKS: usize = 1;
+    const REGS: usize = 8;
     #[inline(always)]
     unsafe fn loadu(p: *const u8) -> Self {
         _mm_loadu_si128(p.cast())
@@ -466,36 +472,40 @@ unsafe fn encrypt_blocks<const NR: usize, const N: usize>(key: &KeyData, x: &mut
 }
 
 /// Counter blocks `ctr + 0 … ctr + n-1` (little-endian view) encrypted into
-/// `out[..n]`; `n ≤ 9`.
+/// `out[..n]`; `n ≤ 17`, at most 9 side by side.
 #[inline(always)]
 unsafe fn keystream<const NR: usize>(
     key: &KeyData,
     ctr: __m128i,
     n: usize,
-    out: &mut [__m128i; 9],
+    out: &mut [__m128i; 17],
 ) {
-    macro_rules! run {
-        ($n:literal) => {{
-            let mut x = [_mm_setzero_si128(); $n];
-            for (i, b) in x.iter_mut().enumerate() {
-                *b = bswap128(_mm_add_epi32(ctr, _mm_set_epi32(0, 0, 0, i as i32)));
-            }
-            encrypt_blocks::<NR, $n>(key, &mut x);
-            out[..$n].copy_from_slice(&x);
-        }};
-    }
-    match n {
-        0 => {}
-        1 => run!(1),
-        2 => run!(2),
-        3 => run!(3),
-        4 => run!(4),
-        5 => run!(5),
-        6 => run!(6),
-        7 => run!(7),
-        8 => run!(8),
-        9 => run!(9),
-        _ => unreachable!("at most 9 tail blocks"),
+    let mut done = 0;
+    while done < n {
+        let base = _mm_add_epi32(ctr, _mm_set_epi32(0, 0, 0, done as i32));
+        let out = &mut out[done..];
+        macro_rules! run {
+            ($n:literal) => {{
+                let mut x = [_mm_setzero_si128(); $n];
+                for (i, b) in x.iter_mut().enumerate() {
+                    *b = bswap128(_mm_add_epi32(base, _mm_set_epi32(0, 0, 0, i as i32)));
+                }
+                encrypt_blocks::<NR, $n>(key, &mut x);
+                out[..$n].copy_from_slice(&x);
+                $n
+            }};
+        }
+        done += match n - done {
+            1 => run!(1),
+            2 => run!(2),
+            3 => run!(3),
+            4 => run!(4),
+            5 => run!(5),
+            6 => run!(6),
+            7 => run!(7),
+            8 => run!(8),
+            _ => run!(9),
+        };
     }
 }
 
@@ -589,11 +599,12 @@ unsafe fn crypt<V: Lanes, const NR: usize>(
     assert!(src.len() <= buf.len(), "prefix longer than the buffer");
     assert!((buf.len() as u64) <= (1 << 36) - 32, "GCM message too long");
     let n = buf.len();
-    let tail_start = n - n % BATCH_BYTES;
-    let mut ks = [_mm_setzero_si128(); 9];
+    let batch_bytes = V::BATCH * 16;
+    let tail_start = n - n % batch_bytes;
+    let mut ks = [_mm_setzero_si128(); 17];
     let mut ghash_in = [_mm_setzero_si128(); POWERS];
 
-    let (acc, ek0) = if n < BATCH_BYTES && aad.len() <= 64 {
+    let (acc, ek0) = if n < SHORT && aad.len() <= 64 {
         // Short record: E(J0) and every keystream block in one AES pass,
         // then AAD, ciphertext and lengths in one GHASH reduction.
         let blocks = n.div_ceil(16);
@@ -615,7 +626,7 @@ unsafe fn crypt<V: Lanes, const NR: usize>(
         let ek0 = ks[0];
         let mut acc = ghash_bytes(key, _mm_setzero_si128(), aad);
         // Main loop batches come from `src` up to `whole`, then from `buf`.
-        let whole = src.len() - src.len() % BATCH_BYTES;
+        let whole = src.len() - src.len() % batch_bytes;
         buf[whole..src.len()].copy_from_slice(&src[whole..]);
         let ctr = _mm_add_epi32(j0, _mm_set_epi32(0, 0, 0, 1));
         let (ctr, acc_main) = match dir {
@@ -642,7 +653,7 @@ unsafe fn crypt<V: Lanes, const NR: usize>(
     tag
 }
 
-/// XORs keystream into `data` (< 9 blocks) and collects the ciphertext
+/// XORs keystream into `data` (at most 16 blocks) and collects the ciphertext
 /// blocks, byte-reflected, into `ghash_in`. Returns how many.
 #[inline(always)]
 unsafe fn crypt_tail(
@@ -679,8 +690,8 @@ unsafe fn batch<V: Lanes, const NR: usize>(
     hash: Option<*const u8>,
     acc: __m128i,
 ) -> __m128i {
-    let regs = BATCH / V::BLOCKS;
-    let mut x = [V::zero(); BATCH];
+    let regs = V::REGS;
+    let mut x = [V::zero(); MAX_REGS];
     let k0 = V::broadcast(key.rk[0].as_ptr());
     for (j, xj) in x.iter_mut().enumerate().take(regs) {
         *xj = ctr.add_ctr((j * V::BLOCKS) as i32).bswap().xor(k0);
@@ -729,7 +740,7 @@ unsafe fn ghash_step<V: Lanes>(
     if j == 0 {
         d = d.xor(V::from_first(acc));
     }
-    let (p, px) = key.power::<V>(BATCH - j * V::BLOCKS);
+    let (p, px) = key.power::<V>(V::BATCH - j * V::BLOCKS);
     sum.mul_add(d, p, px);
 }
 
@@ -756,16 +767,16 @@ unsafe fn seal_batches<V: Lanes, const NR: usize>(
             buf.add(off) as *const u8
         };
         acc = batch::<V, NR>(key, ctr_v, input, buf.add(off), prev, acc);
-        ctr_v = ctr_v.add_ctr(BATCH as i32);
+        ctr_v = ctr_v.add_ctr(V::BATCH as i32);
         prev = Some(buf.add(off));
-        off += BATCH_BYTES;
+        off += V::BATCH * 16;
     }
     if let Some(last) = prev {
-        let mut blocks = [_mm_setzero_si128(); BATCH];
-        for (i, b) in blocks.iter_mut().enumerate() {
-            *b = bswap128(_mm_loadu_si128(last.add(i * 16).cast()));
+        let mut sum = Acc::<V>::new();
+        for j in 0..V::REGS {
+            ghash_step(key, &mut sum, last, j, acc);
         }
-        acc = ghash_blocks(key, acc, &blocks);
+        acc = sum.finish();
     }
     (
         _mm_add_epi32(ctr, _mm_set_epi32(0, 0, 0, (end / 16) as i32)),
@@ -788,8 +799,8 @@ unsafe fn open_batches<V: Lanes, const NR: usize>(
     while off < end {
         let p = buf.add(off);
         acc = batch::<V, NR>(key, ctr_v, p, p, Some(p), acc);
-        ctr_v = ctr_v.add_ctr(BATCH as i32);
-        off += BATCH_BYTES;
+        ctr_v = ctr_v.add_ctr(V::BATCH as i32);
+        off += V::BATCH * 16;
     }
     (
         _mm_add_epi32(ctr, _mm_set_epi32(0, 0, 0, (end / 16) as i32)),

@@ -16,6 +16,7 @@ super::x86_64::x86_backend!(
 /// Two blocks per ymm register (lane 0 is the earlier block).
 unsafe impl Lanes for __m256i {
     const BLOCKS: usize = 2;
+    const REGS: usize = 4;
     #[inline(always)]
     unsafe fn loadu(p: *const u8) -> Self {
         _mm256_loadu_si256(p.cast())
