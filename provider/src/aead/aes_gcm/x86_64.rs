@@ -32,7 +32,7 @@ use zeroize::Zeroize;
 use crate::aead::{ct_eq, NONCE_LEN, TAG_LEN};
 
 /// Largest power of H kept per key.
-const POWERS: usize = 18;
+const POWERS: usize = 32;
 /// Records shorter than this take the short path.
 const SHORT: usize = 128;
 /// Most registers of AES state in one batch.
@@ -42,7 +42,7 @@ const MAX_REGS: usize = 8;
 pub(super) struct KeyData {
     /// AES round keys (11 for AES-128, 15 for AES-256).
     rk: [[u8; 16]; 15],
-    /// Twisted H^18 … H^1 (index `POWERS - k` holds H^k).
+    /// Twisted H^32 … H^1 (index `POWERS - k` holds H^k).
     h: [[u8; 16]; POWERS],
     /// The same powers with both halves `lo ^ hi`, for Karatsuba.
     hx: [[u8; 16]; POWERS],
@@ -474,12 +474,7 @@ unsafe fn encrypt_blocks<const NR: usize, const N: usize>(key: &KeyData, x: &mut
 /// Counter blocks `ctr + 0 … ctr + n-1` (little-endian view) encrypted into
 /// `out[..n]`; `n ≤ 17`, at most 9 side by side.
 #[inline(always)]
-unsafe fn keystream<const NR: usize>(
-    key: &KeyData,
-    ctr: __m128i,
-    n: usize,
-    out: &mut [__m128i; 17],
-) {
+unsafe fn keystream<const NR: usize>(key: &KeyData, ctr: __m128i, n: usize, out: &mut [__m128i]) {
     let mut done = 0;
     while done < n {
         let base = _mm_add_epi32(ctr, _mm_set_epi32(0, 0, 0, done as i32));
@@ -530,8 +525,8 @@ unsafe fn ghash_blocks(key: &KeyData, acc: __m128i, blocks: &[__m128i]) -> __m12
 /// GHASH of arbitrary bytes (zero-padded to whole blocks).
 #[inline(always)]
 unsafe fn ghash_bytes(key: &KeyData, mut acc: __m128i, data: &[u8]) -> __m128i {
-    for chunk in data.chunks(POWERS * 16) {
-        let mut blocks = [_mm_setzero_si128(); POWERS];
+    for chunk in data.chunks(16 * 16) {
+        let mut blocks = [_mm_setzero_si128(); 16];
         let n = chunk.len().div_ceil(16);
         for (b, bytes) in blocks.iter_mut().zip(chunk.chunks(16)) {
             *b = bswap128(load_partial(bytes));
@@ -599,14 +594,17 @@ unsafe fn crypt<V: Lanes, const NR: usize>(
     assert!(src.len() <= buf.len(), "prefix longer than the buffer");
     assert!((buf.len() as u64) <= (1 << 36) - 32, "GCM message too long");
     let n = buf.len();
+    // Whole batches to `main_end`, then one half batch if that much is
+    // left, then the tail (less than half a batch).
     let batch_bytes = V::BATCH * 16;
-    let tail_start = n - n % batch_bytes;
-    let mut ks = [_mm_setzero_si128(); 17];
-    let mut ghash_in = [_mm_setzero_si128(); POWERS];
-
+    let main_end = n - n % batch_bytes;
+    let half = n - main_end >= batch_bytes / 2;
+    let tail_start = main_end + if half { batch_bytes / 2 } else { 0 };
     let (acc, ek0) = if n < SHORT && aad.len() <= 64 {
         // Short record: E(J0) and every keystream block in one AES pass,
         // then AAD, ciphertext and lengths in one GHASH reduction.
+        let mut ks = [_mm_setzero_si128(); 9];
+        let mut ghash_in = [_mm_setzero_si128(); 13];
         let blocks = n.div_ceil(16);
         keystream::<NR>(key, j0, blocks + 1, &mut ks);
         let mut m = 0;
@@ -622,12 +620,22 @@ unsafe fn crypt<V: Lanes, const NR: usize>(
             ks[0],
         )
     } else {
+        // The tail is under half a batch: at most 16 blocks, plus lengths.
+        let mut ks = [_mm_setzero_si128(); 16];
+        let mut ghash_in = [_mm_setzero_si128(); 17];
         keystream::<NR>(key, j0, 1, &mut ks);
         let ek0 = ks[0];
         let mut acc = ghash_bytes(key, _mm_setzero_si128(), aad);
-        // Main loop batches come from `src` up to `whole`, then from `buf`.
-        let whole = src.len() - src.len() % batch_bytes;
-        buf[whole..src.len()].copy_from_slice(&src[whole..]);
+        // Batches come from `src` up to `from_src` (a batch boundary), then
+        // from `buf`.
+        let from_src = if src.len() >= tail_start {
+            tail_start
+        } else if src.len() >= main_end {
+            main_end
+        } else {
+            src.len() - src.len() % batch_bytes
+        };
+        buf[from_src..src.len()].copy_from_slice(&src[from_src..]);
         let ctr = _mm_add_epi32(j0, _mm_set_epi32(0, 0, 0, 1));
         let (ctr, acc_main) = match dir {
             Direction::Seal => seal_batches::<V, NR>(
@@ -635,11 +643,14 @@ unsafe fn crypt<V: Lanes, const NR: usize>(
                 ctr,
                 acc,
                 src.as_ptr(),
-                whole,
+                from_src,
                 buf.as_mut_ptr(),
-                tail_start,
+                main_end,
+                half,
             ),
-            Direction::Open => open_batches::<V, NR>(key, ctr, acc, buf.as_mut_ptr(), tail_start),
+            Direction::Open => {
+                open_batches::<V, NR>(key, ctr, acc, buf.as_mut_ptr(), main_end, half)
+            }
         };
         acc = acc_main;
         let tail = &mut buf[tail_start..];
@@ -687,10 +698,10 @@ unsafe fn batch<V: Lanes, const NR: usize>(
     ctr: V,
     input: *const u8,
     output: *mut u8,
-    hash: Option<*const u8>,
+    regs: usize,
+    hash: Option<(*const u8, usize)>,
     acc: __m128i,
 ) -> __m128i {
-    let regs = V::REGS;
     let mut x = [V::zero(); MAX_REGS];
     let k0 = V::broadcast(key.rk[0].as_ptr());
     for (j, xj) in x.iter_mut().enumerate().take(regs) {
@@ -702,15 +713,15 @@ unsafe fn batch<V: Lanes, const NR: usize>(
         for xj in x.iter_mut().take(regs) {
             *xj = xj.aesenc(k);
         }
-        if r <= regs {
-            if let Some(h) = hash {
-                ghash_step(key, &mut sum, h, r - 1, acc);
+        if let Some((h, hash_regs)) = hash {
+            if r <= hash_regs {
+                ghash_step(key, &mut sum, h, r - 1, hash_regs, acc);
             }
         }
     }
-    if let Some(h) = hash {
-        for j in NR..=regs {
-            ghash_step(key, &mut sum, h, j - 1, acc);
+    if let Some((h, hash_regs)) = hash {
+        for j in NR..=hash_regs {
+            ghash_step(key, &mut sum, h, j - 1, hash_regs, acc);
         }
     }
     let klast = V::broadcast(key.rk[NR].as_ptr());
@@ -726,85 +737,139 @@ unsafe fn batch<V: Lanes, const NR: usize>(
     }
 }
 
-/// One GHASH step of a batch: register `j` of the 8 blocks at `h`
-/// (with `acc` folded into the first block), times its key powers.
+/// One GHASH step of a batch of `regs` registers at `h`: register `j`
+/// (with `acc` folded into the first block) times its key powers.
 #[inline(always)]
 unsafe fn ghash_step<V: Lanes>(
     key: &KeyData,
     sum: &mut Acc<V>,
     h: *const u8,
     j: usize,
+    regs: usize,
     acc: __m128i,
 ) {
     let mut d = V::loadu(h.add(j * V::BLOCKS * 16)).bswap();
     if j == 0 {
         d = d.xor(V::from_first(acc));
     }
-    let (p, px) = key.power::<V>(V::BATCH - j * V::BLOCKS);
+    let (p, px) = key.power::<V>((regs - j) * V::BLOCKS);
     sum.mul_add(d, p, px);
 }
 
-/// Seals whole batches `[0, end)`: input from `src` below `whole`, from
-/// `buf` above. GHASH runs one batch behind AES. Returns the next counter
-/// and the GHASH state.
+/// Where a seal or open is within the batches.
+struct Cursor<V> {
+    ctr: V,
+    acc: __m128i,
+    off: usize,
+}
+
+/// Seals one batch of `regs` registers at `cur.off`, hashing `prev`.
 #[inline(always)]
+unsafe fn seal_one<V: Lanes, const NR: usize>(
+    key: &KeyData,
+    cur: &mut Cursor<V>,
+    regs: usize,
+    input: *const u8,
+    buf: *mut u8,
+    prev: &mut Option<(*const u8, usize)>,
+) {
+    let out = buf.add(cur.off);
+    cur.acc = batch::<V, NR>(key, cur.ctr, input, out, regs, *prev, cur.acc);
+    cur.ctr = cur.ctr.add_ctr((regs * V::BLOCKS) as i32);
+    *prev = Some((out, regs));
+    cur.off += regs * V::BLOCKS * 16;
+}
+
+/// Seals `[0, end)`: whole batches, then a half batch if `half`. Input
+/// comes from `src` for batches ending at or below `from_src`, from `buf`
+/// above. GHASH runs one batch behind AES. Returns the next counter and the
+/// GHASH state.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
 unsafe fn seal_batches<V: Lanes, const NR: usize>(
     key: &KeyData,
     ctr: __m128i,
-    mut acc: __m128i,
+    acc: __m128i,
     src: *const u8,
-    whole: usize,
+    from_src: usize,
     buf: *mut u8,
     end: usize,
+    half: bool,
 ) -> (__m128i, __m128i) {
-    let mut ctr_v = V::counters(ctr);
-    let mut prev: Option<*const u8> = None;
-    let mut off = 0;
-    while off < end {
-        let input = if off < whole {
+    let mut cur = Cursor {
+        ctr: V::counters(ctr),
+        acc,
+        off: 0,
+    };
+    let mut prev = None;
+    // Batch boundaries only: a batch is wholly below `from_src` or above it.
+    let from = |off: usize| {
+        if off < from_src {
             src.add(off)
         } else {
             buf.add(off) as *const u8
-        };
-        acc = batch::<V, NR>(key, ctr_v, input, buf.add(off), prev, acc);
-        ctr_v = ctr_v.add_ctr(V::BATCH as i32);
-        prev = Some(buf.add(off));
-        off += V::BATCH * 16;
-    }
-    if let Some(last) = prev {
-        let mut sum = Acc::<V>::new();
-        for j in 0..V::REGS {
-            ghash_step(key, &mut sum, last, j, acc);
         }
-        acc = sum.finish();
+    };
+    while cur.off < end {
+        let input = from(cur.off);
+        seal_one::<V, NR>(key, &mut cur, V::REGS, input, buf, &mut prev);
+    }
+    if half {
+        let input = from(cur.off);
+        seal_one::<V, NR>(key, &mut cur, V::REGS / 2, input, buf, &mut prev);
+    }
+    if let Some((last, regs)) = prev {
+        let mut sum = Acc::<V>::new();
+        for j in 0..regs {
+            ghash_step(key, &mut sum, last, j, regs, cur.acc);
+        }
+        cur.acc = sum.finish();
     }
     (
-        _mm_add_epi32(ctr, _mm_set_epi32(0, 0, 0, (end / 16) as i32)),
-        acc,
+        _mm_add_epi32(ctr, _mm_set_epi32(0, 0, 0, (cur.off / 16) as i32)),
+        cur.acc,
     )
 }
 
-/// Opens whole batches `[0, end)` of `buf` in place, hashing each batch's
-/// ciphertext while it is decrypted.
+/// Opens one batch of `regs` registers at `cur.off` in place.
+#[inline(always)]
+unsafe fn open_one<V: Lanes, const NR: usize>(
+    key: &KeyData,
+    cur: &mut Cursor<V>,
+    regs: usize,
+    buf: *mut u8,
+) {
+    let p = buf.add(cur.off);
+    cur.acc = batch::<V, NR>(key, cur.ctr, p, p, regs, Some((p, regs)), cur.acc);
+    cur.ctr = cur.ctr.add_ctr((regs * V::BLOCKS) as i32);
+    cur.off += regs * V::BLOCKS * 16;
+}
+
+/// Opens `[0, end)` (whole batches, then a half batch if `half`) of `buf` in
+/// place, hashing each batch's ciphertext while it is decrypted.
 #[inline(always)]
 unsafe fn open_batches<V: Lanes, const NR: usize>(
     key: &KeyData,
     ctr: __m128i,
-    mut acc: __m128i,
+    acc: __m128i,
     buf: *mut u8,
     end: usize,
+    half: bool,
 ) -> (__m128i, __m128i) {
-    let mut ctr_v = V::counters(ctr);
-    let mut off = 0;
-    while off < end {
-        let p = buf.add(off);
-        acc = batch::<V, NR>(key, ctr_v, p, p, Some(p), acc);
-        ctr_v = ctr_v.add_ctr(V::BATCH as i32);
-        off += V::BATCH * 16;
+    let mut cur = Cursor {
+        ctr: V::counters(ctr),
+        acc,
+        off: 0,
+    };
+    while cur.off < end {
+        open_one::<V, NR>(key, &mut cur, V::REGS, buf);
+    }
+    if half {
+        open_one::<V, NR>(key, &mut cur, V::REGS / 2, buf);
     }
     (
-        _mm_add_epi32(ctr, _mm_set_epi32(0, 0, 0, (end / 16) as i32)),
-        acc,
+        _mm_add_epi32(ctr, _mm_set_epi32(0, 0, 0, (cur.off / 16) as i32)),
+        cur.acc,
     )
 }
 

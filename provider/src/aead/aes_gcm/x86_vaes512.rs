@@ -19,7 +19,7 @@ super::x86_64::x86_backend!(
 /// Four blocks per zmm register (lane 0 is the earliest block).
 unsafe impl Lanes for __m512i {
     const BLOCKS: usize = 4;
-    const REGS: usize = 4;
+    const REGS: usize = 8;
     #[inline(always)]
     unsafe fn loadu(p: *const u8) -> Self {
         _mm512_loadu_si512(p.cast())
