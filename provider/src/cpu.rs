@@ -16,6 +16,8 @@ pub(crate) struct Features {
     pub vaes_clmul256: bool,
     /// The same on zmm registers: AVX-512 F, BW and VL as well.
     pub vaes_clmul512: bool,
+    /// AVX-512 F, BW and VL (zmm integer ops, 32 vector registers).
+    pub avx512: bool,
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -33,15 +35,17 @@ impl Features {
             && avx2
             && std::is_x86_feature_detected!("vaes")
             && std::is_x86_feature_detected!("vpclmulqdq");
-        let vaes_clmul512 = vaes_clmul256
+        let avx512 = avx2
             && std::is_x86_feature_detected!("avx512f")
             && std::is_x86_feature_detected!("avx512bw")
             && std::is_x86_feature_detected!("avx512vl");
+        let vaes_clmul512 = vaes_clmul256 && avx512;
         Self {
             aes_clmul,
             avx2,
             vaes_clmul256,
             vaes_clmul512,
+            avx512,
         }
     }
 

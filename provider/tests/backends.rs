@@ -47,6 +47,7 @@ fn every_listed_backend_can_be_forced_and_others_cannot() {
         Backend::X86Vaes,
         Backend::X86Vaes512,
         Backend::X86Avx2,
+        Backend::X86Avx512,
     ] {
         let listed = Aes128Gcm::backends().contains(&backend);
         assert_eq!(

@@ -48,6 +48,8 @@ pub enum Backend {
     X86Vaes512,
     /// ChaCha20-Poly1305 on AVX2, stitched with scalar Poly1305 (x86-64).
     X86Avx2,
+    /// ChaCha20-Poly1305 on AVX-512 (zmm, 16 blocks), stitched likewise.
+    X86Avx512,
 }
 
 impl Backend {
@@ -59,6 +61,7 @@ impl Backend {
             Self::X86Vaes => "x86-vaes",
             Self::X86Vaes512 => "x86-vaes512",
             Self::X86Avx2 => "x86-avx2",
+            Self::X86Avx512 => "x86-avx512",
         }
     }
 }

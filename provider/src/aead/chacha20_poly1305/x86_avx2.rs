@@ -22,17 +22,21 @@ use super::poly1305::Poly1305;
 use crate::aead::{ct_eq, OpenError, NONCE_LEN, TAG_LEN};
 use crate::cpu::Features;
 
-const BATCH: usize = 512;
+/// The largest batch any wide kernel uses (AVX-512: 16 blocks).
+const MAX_BATCH: usize = 1024;
 /// Data bytes covered by the first 4-block call, after the Poly1305 key block.
 const HEAD: usize = 192;
 
-/// A ChaCha20-Poly1305 key on this backend.
-pub(crate) struct Key(Zeroizing<[u32; 8]>);
+/// A ChaCha20-Poly1305 key on this backend (with `WIDE512`, the AVX-512
+/// backend: 16-block batches on zmm; see `x86_avx512.rs`).
+pub(crate) struct Key<const WIDE512: bool>(Zeroizing<[u32; 8]>);
 
-impl Key {
-    /// `None` unless this CPU has AVX2 (and BMI2/ADX for the scalar side).
+impl<const WIDE512: bool> Key<WIDE512> {
+    /// `None` unless this CPU has AVX2 and BMI2/ADX for the scalar side
+    /// (and AVX-512F for `WIDE512`).
     pub(crate) fn new(key: &[u8; 32]) -> Option<Self> {
-        if !Features::get().avx2 {
+        let cpu = Features::get();
+        if !cpu.avx2 || (WIDE512 && !cpu.avx512) {
             return None;
         }
         let mut words = Zeroizing::new([0u32; 8]);
@@ -49,8 +53,14 @@ impl Key {
         src: &[u8],
         buf: &mut [u8],
     ) -> [u8; TAG_LEN] {
-        // SAFETY: a `Key` exists only where `new` detected AVX2, BMI2, ADX.
-        unsafe { seal(&self.0, nonce, aad, src, buf) }
+        // SAFETY: a `Key` exists only where `new` detected its features.
+        unsafe {
+            if WIDE512 {
+                super::x86_avx512::seal(&self.0, nonce, aad, src, buf)
+            } else {
+                seal(&self.0, nonce, aad, src, buf)
+            }
+        }
     }
 
     pub(crate) fn open(
@@ -61,7 +71,13 @@ impl Key {
         tag: &[u8; TAG_LEN],
     ) -> Result<(), OpenError> {
         // SAFETY: as for `seal`.
-        let expected = unsafe { open(&self.0, nonce, aad, buf) };
+        let expected = unsafe {
+            if WIDE512 {
+                super::x86_avx512::open(&self.0, nonce, aad, buf)
+            } else {
+                open(&self.0, nonce, aad, buf)
+            }
+        };
         if ct_eq(&expected, tag) {
             Ok(())
         } else {
@@ -77,7 +93,7 @@ const fn counter_fits(n: usize) -> bool {
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Direction {
+pub(super) enum Direction {
     Seal,
     Open,
 }
@@ -90,7 +106,7 @@ unsafe fn seal(
     src: &[u8],
     buf: &mut [u8],
 ) -> [u8; TAG_LEN] {
-    crypt(key, nonce, aad, src, buf, Direction::Seal)
+    crypt::<Avx2>(key, nonce, aad, src, buf, Direction::Seal)
 }
 
 #[target_feature(enable = "avx2,bmi2,adx")]
@@ -100,12 +116,47 @@ unsafe fn open(
     aad: &[u8],
     buf: &mut [u8],
 ) -> [u8; TAG_LEN] {
-    crypt(key, nonce, aad, &[], buf, Direction::Open)
+    crypt::<Avx2>(key, nonce, aad, &[], buf, Direction::Open)
+}
+
+/// A wide ChaCha20 kernel: `BLOCKS` blocks per call in the vertical layout,
+/// with Poly1305 of the `BLOCKS * 64` bytes at `hash` stitched in.
+pub(super) trait Wide {
+    const BLOCKS: usize;
+    /// # Safety
+    /// The CPU has the kernel's features; `input`, `output` and `hash` point
+    /// to `BLOCKS * 64` bytes (`input` may equal `output`).
+    unsafe fn blocks(
+        state: &State,
+        counter: u32,
+        input: *const u8,
+        output: *mut u8,
+        poly: &mut Poly1305,
+        hash: Option<*const u8>,
+    );
+}
+
+/// The 8-block AVX2 kernel.
+struct Avx2;
+
+impl Wide for Avx2 {
+    const BLOCKS: usize = 8;
+    #[inline(always)]
+    unsafe fn blocks(
+        state: &State,
+        counter: u32,
+        input: *const u8,
+        output: *mut u8,
+        poly: &mut Poly1305,
+        hash: Option<*const u8>,
+    ) {
+        blocks8(state, counter, input, output, poly, hash)
+    }
 }
 
 /// The ChaCha20 input state for block counter 0.
-struct State {
-    words: [u32; 16],
+pub(super) struct State {
+    pub(super) words: [u32; 16],
 }
 
 impl State {
@@ -128,7 +179,7 @@ impl Drop for State {
 }
 
 #[inline(always)]
-unsafe fn crypt(
+pub(super) unsafe fn crypt<W: Wide>(
     key: &[u32; 8],
     nonce: &[u8; NONCE_LEN],
     aad: &[u8],
@@ -148,18 +199,22 @@ unsafe fn crypt(
     // Records of at most 64 bytes need only blocks 0 and 1.
     let head_max = if n <= 64 { 64 } else { HEAD };
     let head = head_max.min(n);
-    let batches_end = head + (n - head) / BATCH * BATCH;
+    let batch = W::BLOCKS * 64;
+    let batches_end = head + (n - head) / batch * batch;
     let from_src = if src.len() >= batches_end {
         batches_end
     } else if src.len() >= head {
-        head + (src.len() - head) / BATCH * BATCH
+        head + (src.len() - head) / batch * batch
     } else {
         0
     };
     buf[from_src..src.len()].copy_from_slice(&src[from_src..]);
 
     // Block 0: the Poly1305 key; blocks 1 ..= head_max / 64: the head.
-    let mut ks = Zeroizing::new([0u8; BATCH]);
+    // Keystream scratch. Wiped with one memset at the end (behind
+    // `black_box` so it is not elided): `Zeroizing` would write it a
+    // volatile byte at a time, which cost more than a short record.
+    let mut ks = [0u8; MAX_BATCH];
     if head_max == 64 {
         horizontal::<1>(&state, 0, &mut ks[..128]);
     } else {
@@ -186,13 +241,13 @@ unsafe fn crypt(
         Direction::Seal => {
             let mut prev: Option<usize> = None;
             while off < batches_end {
-                let input = if off + BATCH <= from_src {
+                let input = if off + batch <= from_src {
                     src.as_ptr().add(off)
                 } else {
                     buf.as_ptr().add(off)
                 };
                 let hash = prev.map(|p| buf.as_ptr().add(p));
-                blocks8(
+                W::blocks(
                     &state,
                     counter,
                     input,
@@ -201,31 +256,31 @@ unsafe fn crypt(
                     hash,
                 );
                 prev = Some(off);
-                counter = counter.wrapping_add(8);
-                off += BATCH;
+                counter = counter.wrapping_add(W::BLOCKS as u32);
+                off += batch;
             }
             if let Some(p) = prev {
-                poly.blocks(&buf[p..p + BATCH]);
+                poly.blocks(&buf[p..p + batch]);
             }
         }
         Direction::Open => {
             while off < batches_end {
                 let p = buf.as_mut_ptr().add(off);
-                blocks8(&state, counter, p, p, &mut poly, Some(p));
-                counter = counter.wrapping_add(8);
-                off += BATCH;
+                W::blocks(&state, counter, p, p, &mut poly, Some(p));
+                counter = counter.wrapping_add(W::BLOCKS as u32);
+                off += batch;
             }
         }
     }
-    // Tail: fewer than 512 bytes, with the cheapest keystream that covers it.
+    // Tail: less than a batch, with the cheapest keystream that covers it.
     if off < n {
         let len = n - off;
         match len {
             0..=128 => horizontal::<1>(&state, counter, &mut ks[..128]),
             129..=256 => horizontal::<2>(&state, counter, &mut ks[..256]),
             _ => {
-                ks.fill(0);
-                blocks8(
+                ks[..batch].fill(0);
+                W::blocks(
                     &state,
                     counter,
                     ks.as_ptr(),
@@ -248,12 +303,14 @@ unsafe fn crypt(
     lengths[..8].copy_from_slice(&(aad.len() as u64).to_le_bytes());
     lengths[8..].copy_from_slice(&(n as u64).to_le_bytes());
     poly.blocks(&lengths);
+    ks.fill(0);
+    core::hint::black_box(&ks);
     poly.finish()
 }
 
 /// `out[i] = input[i] ^ ks[i]` for `ks.len()` bytes; `input` may equal `out`.
 #[inline(always)]
-unsafe fn xor_into(input: *const u8, out: *mut u8, ks: &[u8]) {
+pub(super) unsafe fn xor_into(input: *const u8, out: *mut u8, ks: &[u8]) {
     let n = ks.len();
     let mut i = 0;
     while i + 32 <= n {
@@ -381,7 +438,7 @@ unsafe fn blocks8(
         _mm256_set_epi32(7, 6, 5, 4, 3, 2, 1, 0),
     );
     let x12 = x[12];
-    let hashed = hash.map(|h| core::slice::from_raw_parts(h, BATCH));
+    let hashed = hash.map(|h| core::slice::from_raw_parts(h, 512));
     for round in 0..10 {
         let [x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10, x11, x12, x13, x14, x15] = &mut x;
         quarter(x0, x4, x8, x12);
