@@ -113,6 +113,7 @@ impl Wide for Avx512 {
             gj[2] = _mm512_unpacklo_epi64(t1, t3);
             gj[3] = _mm512_unpackhi_epi64(t1, t3);
         }
+        #[allow(clippy::needless_range_loop)] // j picks a register in each group
         for j in 0..4 {
             let p0 = _mm512_shuffle_i32x4::<0x44>(g[0][j], g[1][j]);
             let p1 = _mm512_shuffle_i32x4::<0xee>(g[0][j], g[1][j]);
