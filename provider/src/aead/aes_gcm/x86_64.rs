@@ -1,21 +1,24 @@
 //! What the x86-64 AES-GCM engines share: key setup (AES-NI key schedule,
 //! GHASH key powers) and one stitched seal/open kernel, generic over the
-//! register width ([`Lanes`]: one block per xmm for AES-NI, two per ymm for
-//! VAES). Each backend instantiates the kernel inside its own
+//! register width ([`Lanes`]: one block per xmm for AES-NI, two per ymm and
+//! four per zmm for VAES). Each backend instantiates the kernel inside its own
 //! `#[target_feature]` entry points, so every helper here is
 //! `#[inline(always)]` and compiles with the caller's features.
 //!
 //! GHASH works on byte-reflected blocks with the key pre-multiplied by
 //! x⁻¹ ("twisted" H), so one carry-less product needs no bit shift and one
 //! reduction is two CLMULs (Gueron's method, as in the Linux and BoringSSL
-//! VAES code). Per key we store H¹…H¹⁶ highest first, each with its two
+//! VAES code). Per key we store H¹…H³² highest first, each with its two
 //! 64-bit halves XOR-ed for Karatsuba (three CLMULs per block).
 //!
-//! Data flow of one seal, 128 bytes per iteration: AES-CTR of batch i runs
+//! Data flow of one seal, one batch per iteration (`Lanes::REGS` registers:
+//! 128 bytes on xmm and ymm, 512 on zmm): AES-CTR of batch i runs
 //! interleaved with GHASH of batch i−1 (stored ciphertext), one reduction per
-//! batch; open hashes the batch it decrypts. Records under 128 bytes take a
-//! short path: E(J0) and all keystream blocks in one AES pass, then AAD,
-//! ciphertext and length block in one GHASH with one reduction.
+//! batch; then a half batch if that much is left; then the tail and the
+//! length block with one more reduction. Open hashes the batch it decrypts.
+//! Records under 128 bytes take a short path: E(J0) and all keystream
+//! blocks in one AES pass, then AAD, ciphertext and length block in one
+//! GHASH with one reduction.
 //!
 //! # Safety
 //! Every `unsafe fn` here must only run on a CPU with AES-NI, PCLMULQDQ and
@@ -472,7 +475,7 @@ unsafe fn encrypt_blocks<const NR: usize, const N: usize>(key: &KeyData, x: &mut
 }
 
 /// Counter blocks `ctr + 0 … ctr + n-1` (little-endian view) encrypted into
-/// `out[..n]`; `n ≤ 17`, at most 9 side by side.
+/// `out[..n]`, at most 9 side by side.
 #[inline(always)]
 unsafe fn keystream<const NR: usize>(key: &KeyData, ctr: __m128i, n: usize, out: &mut [__m128i]) {
     let mut done = 0;
@@ -690,8 +693,10 @@ unsafe fn crypt_tail(
     m
 }
 
-/// Runs 8 counter blocks through AES, hashing `hash` (the previous batch's
-/// ciphertext, if any) between rounds, and XORs the keystream with `input`.
+/// Runs `regs` registers of counter blocks through AES and XORs the
+/// keystream with `input`. Between the rounds it GHASHes `hash`, a batch of
+/// `hash.1` registers (sealing: the previous batch's ciphertext; opening:
+/// this batch's), with `acc` folded in, and returns the new GHASH value.
 #[inline(always)]
 unsafe fn batch<V: Lanes, const NR: usize>(
     key: &KeyData,
