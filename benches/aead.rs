@@ -77,45 +77,46 @@ fusion_impl!(Aes128Gcm);
 fusion_impl!(Aes256Gcm);
 fusion_impl!(ChaCha20Poly1305);
 
-struct Ring(ring::aead::LessSafeKey);
+/// ring and aws-lc-rs share `LessSafeKey`'s API: one wrapper type each.
+macro_rules! reference_impl {
+    ($name:ident, $krate:ident) => {
+        struct $name($krate::aead::LessSafeKey);
 
-impl Aead for Ring {
-    fn seal(&self, aad: &[u8], buf: &mut [u8]) -> [u8; 16] {
-        use ring::aead::{Aad, Nonce};
-        let tag = self.0.seal_in_place_separate_tag(
-            Nonce::assume_unique_for_key(NONCE),
-            Aad::from(aad),
-            buf,
-        );
-        tag.unwrap().as_ref().try_into().unwrap()
-    }
-    fn open(&self, aad: &[u8], sealed: &mut [u8]) -> bool {
-        use ring::aead::{Aad, Nonce};
-        self.0
-            .open_in_place(Nonce::assume_unique_for_key(NONCE), Aad::from(aad), sealed)
-            .is_ok()
-    }
+        impl $name {
+            fn new(alg: Alg) -> Self {
+                use $krate::aead;
+                let a = match alg {
+                    Alg::Aes128Gcm => &aead::AES_128_GCM,
+                    Alg::Aes256Gcm => &aead::AES_256_GCM,
+                    Alg::ChaCha20Poly1305 => &aead::CHACHA20_POLY1305,
+                };
+                Self(aead::LessSafeKey::new(
+                    aead::UnboundKey::new(a, &alg.key()).unwrap(),
+                ))
+            }
+        }
+
+        impl Aead for $name {
+            fn seal(&self, aad: &[u8], buf: &mut [u8]) -> [u8; 16] {
+                use $krate::aead::{Aad, Nonce};
+                let tag = self.0.seal_in_place_separate_tag(
+                    Nonce::assume_unique_for_key(NONCE),
+                    Aad::from(aad),
+                    buf,
+                );
+                tag.unwrap().as_ref().try_into().unwrap()
+            }
+            fn open(&self, aad: &[u8], sealed: &mut [u8]) -> bool {
+                use $krate::aead::{Aad, Nonce};
+                self.0
+                    .open_in_place(Nonce::assume_unique_for_key(NONCE), Aad::from(aad), sealed)
+                    .is_ok()
+            }
+        }
+    };
 }
-
-struct AwsLc(aws_lc_rs::aead::LessSafeKey);
-
-impl Aead for AwsLc {
-    fn seal(&self, aad: &[u8], buf: &mut [u8]) -> [u8; 16] {
-        use aws_lc_rs::aead::{Aad, Nonce};
-        let tag = self.0.seal_in_place_separate_tag(
-            Nonce::assume_unique_for_key(NONCE),
-            Aad::from(aad),
-            buf,
-        );
-        tag.unwrap().as_ref().try_into().unwrap()
-    }
-    fn open(&self, aad: &[u8], sealed: &mut [u8]) -> bool {
-        use aws_lc_rs::aead::{Aad, Nonce};
-        self.0
-            .open_in_place(Nonce::assume_unique_for_key(NONCE), Aad::from(aad), sealed)
-            .is_ok()
-    }
-}
+reference_impl!(Ring, ring);
+reference_impl!(AwsLc, aws_lc_rs);
 
 enum Graviola {
     AesGcm(Box<graviola::aead::AesGcm>),
@@ -138,30 +139,6 @@ impl Aead for Graviola {
             Self::ChaCha(k) => k.decrypt(&NONCE, aad, ct, &tag).is_ok(),
         }
     }
-}
-
-fn ring_key(alg: Alg) -> Ring {
-    use ring::aead;
-    let a = match alg {
-        Alg::Aes128Gcm => &aead::AES_128_GCM,
-        Alg::Aes256Gcm => &aead::AES_256_GCM,
-        Alg::ChaCha20Poly1305 => &aead::CHACHA20_POLY1305,
-    };
-    Ring(aead::LessSafeKey::new(
-        aead::UnboundKey::new(a, &alg.key()).unwrap(),
-    ))
-}
-
-fn aws_lc_key(alg: Alg) -> AwsLc {
-    use aws_lc_rs::aead;
-    let a = match alg {
-        Alg::Aes128Gcm => &aead::AES_128_GCM,
-        Alg::Aes256Gcm => &aead::AES_256_GCM,
-        Alg::ChaCha20Poly1305 => &aead::CHACHA20_POLY1305,
-    };
-    AwsLc(aead::LessSafeKey::new(
-        aead::UnboundKey::new(a, &alg.key()).unwrap(),
-    ))
 }
 
 fn graviola_key(alg: Alg) -> Graviola {
@@ -245,8 +222,8 @@ fn bench_alg(c: &mut Criterion, alg: Alg) {
             ),
         }
     }
-    bench_impl(c, alg, "ring", &ring_key(alg));
-    bench_impl(c, alg, "aws-lc-rs", &aws_lc_key(alg));
+    bench_impl(c, alg, "ring", &Ring::new(alg));
+    bench_impl(c, alg, "aws-lc-rs", &AwsLc::new(alg));
     bench_impl(c, alg, "graviola", &graviola_key(alg));
 }
 

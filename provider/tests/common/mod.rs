@@ -6,6 +6,34 @@ pub mod tls;
 
 use rustls_fusion::aead::{Aes128Gcm, Aes256Gcm, Backend, ChaCha20Poly1305, OpenError};
 
+/// A `LessSafeKey` of ring or aws-lc-rs (same API) for `alg`.
+macro_rules! reference_key {
+    ($krate:ident, $alg:expr, $key:expr) => {{
+        use $krate::aead;
+        let alg = match $alg {
+            Alg::Aes128Gcm => &aead::AES_128_GCM,
+            Alg::Aes256Gcm => &aead::AES_256_GCM,
+            Alg::ChaCha20Poly1305 => &aead::CHACHA20_POLY1305,
+        };
+        aead::LessSafeKey::new(aead::UnboundKey::new(alg, $key).unwrap())
+    }};
+}
+
+/// A reference seal with ring or aws-lc-rs: ciphertext || tag.
+macro_rules! reference_seal {
+    ($krate:ident, $alg:expr, $key:expr, $nonce:expr, $aad:expr, $pt:expr) => {{
+        let key = reference_key!($krate, $alg, $key);
+        let mut out = $pt.to_vec();
+        key.seal_in_place_append_tag(
+            $krate::aead::Nonce::assume_unique_for_key(*$nonce),
+            $krate::aead::Aad::from($aad),
+            &mut out,
+        )
+        .unwrap();
+        out
+    }};
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Alg {
     Aes128Gcm,
@@ -72,40 +100,12 @@ impl Alg {
 
     /// ring's reference seal: ciphertext || tag.
     pub fn ring_seal(self, key: &[u8], nonce: &[u8; 12], aad: &[u8], pt: &[u8]) -> Vec<u8> {
-        use ring::aead;
-        let alg = match self {
-            Self::Aes128Gcm => &aead::AES_128_GCM,
-            Self::Aes256Gcm => &aead::AES_256_GCM,
-            Self::ChaCha20Poly1305 => &aead::CHACHA20_POLY1305,
-        };
-        let key = aead::LessSafeKey::new(aead::UnboundKey::new(alg, key).unwrap());
-        let mut out = pt.to_vec();
-        key.seal_in_place_append_tag(
-            aead::Nonce::assume_unique_for_key(*nonce),
-            aead::Aad::from(aad),
-            &mut out,
-        )
-        .unwrap();
-        out
+        reference_seal!(ring, self, key, nonce, aad, pt)
     }
 
     /// aws-lc-rs's reference seal: ciphertext || tag.
     pub fn aws_lc_seal(self, key: &[u8], nonce: &[u8; 12], aad: &[u8], pt: &[u8]) -> Vec<u8> {
-        use aws_lc_rs::aead;
-        let alg = match self {
-            Self::Aes128Gcm => &aead::AES_128_GCM,
-            Self::Aes256Gcm => &aead::AES_256_GCM,
-            Self::ChaCha20Poly1305 => &aead::CHACHA20_POLY1305,
-        };
-        let key = aead::LessSafeKey::new(aead::UnboundKey::new(alg, key).unwrap());
-        let mut out = pt.to_vec();
-        key.seal_in_place_append_tag(
-            aead::Nonce::assume_unique_for_key(*nonce),
-            aead::Aad::from(aad),
-            &mut out,
-        )
-        .unwrap();
-        out
+        reference_seal!(aws_lc_rs, self, key, nonce, aad, pt)
     }
 
     /// aws-lc-rs's reference open of ciphertext || tag.
@@ -116,18 +116,12 @@ impl Alg {
         aad: &[u8],
         sealed: &[u8],
     ) -> Option<Vec<u8>> {
-        use aws_lc_rs::aead;
-        let alg = match self {
-            Self::Aes128Gcm => &aead::AES_128_GCM,
-            Self::Aes256Gcm => &aead::AES_256_GCM,
-            Self::ChaCha20Poly1305 => &aead::CHACHA20_POLY1305,
-        };
-        let key = aead::LessSafeKey::new(aead::UnboundKey::new(alg, key).unwrap());
+        let key = reference_key!(aws_lc_rs, self, key);
         let mut buf = sealed.to_vec();
         let n = key
             .open_in_place(
-                aead::Nonce::assume_unique_for_key(*nonce),
-                aead::Aad::from(aad),
+                aws_lc_rs::aead::Nonce::assume_unique_for_key(*nonce),
+                aws_lc_rs::aead::Aad::from(aad),
                 &mut buf,
             )
             .ok()?
