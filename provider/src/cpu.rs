@@ -18,12 +18,16 @@ pub(crate) struct Features {
     pub vaes_clmul512: bool,
     /// AVX-512 F, BW and VL (zmm integer ops, 32 vector registers).
     pub avx512: bool,
+    /// SSSE3 (`pshufb`): the 4-way ChaCha20 engine.
+    pub ssse3: bool,
 }
 
 #[cfg(target_arch = "x86_64")]
 cpufeatures::new!(cpuid_aes_clmul, "aes", "pclmulqdq", "ssse3", "sse4.1");
 #[cfg(target_arch = "x86_64")]
 cpufeatures::new!(cpuid_avx2, "avx", "avx2", "bmi2", "adx");
+#[cfg(target_arch = "x86_64")]
+cpufeatures::new!(cpuid_ssse3, "ssse3");
 
 impl Features {
     /// Detects this CPU's features (cached by `cpufeatures` and `std`).
@@ -40,12 +44,14 @@ impl Features {
             && std::is_x86_feature_detected!("avx512bw")
             && std::is_x86_feature_detected!("avx512vl");
         let vaes_clmul512 = vaes_clmul256 && avx512;
+        let ssse3 = cpuid_ssse3::get();
         Self {
             aes_clmul,
             avx2,
             vaes_clmul256,
             vaes_clmul512,
             avx512,
+            ssse3,
         }
     }
 

@@ -48,6 +48,7 @@ fn every_listed_backend_can_be_forced_and_others_cannot() {
         Backend::X86Vaes512,
         Backend::X86Avx2,
         Backend::X86Avx512,
+        Backend::X86Ssse3,
     ] {
         let listed = Aes128Gcm::backends().contains(&backend);
         assert_eq!(

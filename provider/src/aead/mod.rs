@@ -50,6 +50,8 @@ pub enum Backend {
     X86Avx2,
     /// ChaCha20-Poly1305 on AVX-512 (zmm, 16 blocks), stitched likewise.
     X86Avx512,
+    /// ChaCha20-Poly1305 on SSSE3 (xmm, 4 blocks), for CPUs without AVX2.
+    X86Ssse3,
 }
 
 impl Backend {
@@ -62,6 +64,7 @@ impl Backend {
             Self::X86Vaes512 => "x86-vaes512",
             Self::X86Avx2 => "x86-avx2",
             Self::X86Avx512 => "x86-avx512",
+            Self::X86Ssse3 => "x86-ssse3",
         }
     }
 }

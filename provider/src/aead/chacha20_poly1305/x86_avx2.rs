@@ -27,16 +27,26 @@ const MAX_BATCH: usize = 1024;
 /// Data bytes covered by the first 4-block call, after the Poly1305 key block.
 const HEAD: usize = 192;
 
-/// A ChaCha20-Poly1305 key on this backend (with `WIDE512`, the AVX-512
-/// backend: 16-block batches on zmm; see `x86_avx512.rs`).
-pub(crate) struct Key<const WIDE512: bool>(Zeroizing<[u32; 8]>);
+/// `Key` kinds: which wide kernel (and entry points) a key runs.
+pub(crate) const SSSE3: u8 = 0;
+pub(crate) const AVX2: u8 = 1;
+pub(crate) const AVX512: u8 = 2;
 
-impl<const WIDE512: bool> Key<WIDE512> {
-    /// `None` unless this CPU has AVX2 and BMI2/ADX for the scalar side
-    /// (and AVX-512F for `WIDE512`).
+/// A ChaCha20-Poly1305 key on one of the x86-64 SIMD backends: `AVX2`
+/// (this file), `AVX512` (`x86_avx512.rs`) or `SSSE3` (`x86_ssse3.rs`).
+pub(crate) struct Key<const KIND: u8>(Zeroizing<[u32; 8]>);
+
+impl<const KIND: u8> Key<KIND> {
+    /// `None` unless this CPU has the kind's features (AVX2 also brings
+    /// BMI2/ADX for the scalar side; AVX-512 needs AVX2 too).
     pub(crate) fn new(key: &[u8; 32]) -> Option<Self> {
         let cpu = Features::get();
-        if !cpu.avx2 || (WIDE512 && !cpu.avx512) {
+        let runs = match KIND {
+            SSSE3 => cpu.ssse3,
+            AVX2 => cpu.avx2,
+            _ => cpu.avx2 && cpu.avx512,
+        };
+        if !runs {
             return None;
         }
         let mut words = Zeroizing::new([0u32; 8]);
@@ -55,10 +65,10 @@ impl<const WIDE512: bool> Key<WIDE512> {
     ) -> [u8; TAG_LEN] {
         // SAFETY: a `Key` exists only where `new` detected its features.
         unsafe {
-            if WIDE512 {
-                super::x86_avx512::seal(&self.0, nonce, aad, src, buf)
-            } else {
-                seal(&self.0, nonce, aad, src, buf)
+            match KIND {
+                SSSE3 => super::x86_ssse3::seal(&self.0, nonce, aad, src, buf),
+                AVX2 => seal(&self.0, nonce, aad, src, buf),
+                _ => super::x86_avx512::seal(&self.0, nonce, aad, src, buf),
             }
         }
     }
@@ -72,10 +82,10 @@ impl<const WIDE512: bool> Key<WIDE512> {
     ) -> Result<(), OpenError> {
         // SAFETY: as for `seal`.
         let expected = unsafe {
-            if WIDE512 {
-                super::x86_avx512::open(&self.0, nonce, aad, buf)
-            } else {
-                open(&self.0, nonce, aad, buf)
+            match KIND {
+                SSSE3 => super::x86_ssse3::open(&self.0, nonce, aad, buf),
+                AVX2 => open(&self.0, nonce, aad, buf),
+                _ => super::x86_avx512::open(&self.0, nonce, aad, buf),
             }
         };
         if ct_eq(&expected, tag) {
@@ -134,6 +144,23 @@ pub(super) trait Wide {
         poly: &mut Poly1305,
         hash: Option<*const u8>,
     );
+
+    /// 2 or 4 blocks (`out.len()` 128 or 256) in the latency-hiding
+    /// horizontal layout, for short records, the head and small tails.
+    #[inline(always)]
+    unsafe fn keystream_small(state: &State, counter: u32, out: &mut [u8]) {
+        if out.len() == 128 {
+            horizontal::<1>(state, counter, out)
+        } else {
+            horizontal::<2>(state, counter, out)
+        }
+    }
+
+    /// `out[i] = input[i] ^ ks[i]`; `input` may equal `out`.
+    #[inline(always)]
+    unsafe fn xor(input: *const u8, out: *mut u8, ks: &[u8]) {
+        xor_into(input, out, ks)
+    }
 }
 
 /// The 8-block AVX2 kernel.
@@ -215,11 +242,9 @@ pub(super) unsafe fn crypt<W: Wide>(
     // `black_box` so it is not elided): `Zeroizing` would write it a
     // volatile byte at a time, which cost more than a short record.
     let mut ks = [0u8; MAX_BATCH];
-    if head_max == 64 {
-        horizontal::<1>(&state, 0, &mut ks[..128]);
-    } else {
-        horizontal::<2>(&state, 0, &mut ks[..256]);
-    }
+    // Key block plus head: 2 blocks (128 bytes) or 4 (256).
+    let first = 64 + head_max;
+    W::keystream_small(&state, 0, &mut ks[..first]);
     let mut poly = Poly1305::new(ks[..32].try_into().expect("32 bytes"));
     poly.padded(aad);
 
@@ -231,7 +256,7 @@ pub(super) unsafe fn crypt<W: Wide>(
     } else {
         buf.as_ptr()
     };
-    xor_into(head_in, buf.as_mut_ptr(), &ks[64..64 + head]);
+    W::xor(head_in, buf.as_mut_ptr(), &ks[64..64 + head]);
     if dir == Direction::Seal {
         poly.padded(&buf[..head]);
     }
@@ -276,8 +301,8 @@ pub(super) unsafe fn crypt<W: Wide>(
     if off < n {
         let len = n - off;
         match len {
-            0..=128 => horizontal::<1>(&state, counter, &mut ks[..128]),
-            129..=256 => horizontal::<2>(&state, counter, &mut ks[..256]),
+            0..=128 => W::keystream_small(&state, counter, &mut ks[..128]),
+            129..=256 => W::keystream_small(&state, counter, &mut ks[..256]),
             _ => {
                 ks[..batch].fill(0);
                 W::blocks(
@@ -294,7 +319,7 @@ pub(super) unsafe fn crypt<W: Wide>(
         if dir == Direction::Open {
             poly.padded(chunk);
         }
-        xor_into(chunk.as_ptr(), chunk.as_mut_ptr(), &ks[..len]);
+        W::xor(chunk.as_ptr(), chunk.as_mut_ptr(), &ks[..len]);
         if dir == Direction::Seal {
             poly.padded(chunk);
         }
@@ -310,7 +335,7 @@ pub(super) unsafe fn crypt<W: Wide>(
 
 /// `out[i] = input[i] ^ ks[i]` for `ks.len()` bytes; `input` may equal `out`.
 #[inline(always)]
-pub(super) unsafe fn xor_into(input: *const u8, out: *mut u8, ks: &[u8]) {
+unsafe fn xor_into(input: *const u8, out: *mut u8, ks: &[u8]) {
     let n = ks.len();
     let mut i = 0;
     while i + 32 <= n {
