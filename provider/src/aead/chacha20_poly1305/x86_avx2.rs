@@ -18,7 +18,7 @@ use core::arch::x86_64::*;
 
 use zeroize::{Zeroize, Zeroizing};
 
-use super::poly1305::Poly1305;
+use super::poly1305::{Lanes, Poly1305};
 use crate::aead::{ct_eq, OpenError, NONCE_LEN, TAG_LEN};
 use crate::cpu::Features;
 
@@ -441,6 +441,32 @@ unsafe fn horizontal<const SETS: usize>(state: &State, counter: u32, out: &mut [
     }
 }
 
+/// One double round on the vertical state, with Poly1305 lane steps
+/// `step` and `step + 1` (if `lanes` is given) between the quarter rounds.
+#[inline(always)]
+unsafe fn double_round(
+    x: &mut [__m256i; 16],
+    poly: &Poly1305,
+    mut lanes: Option<&mut (&[u8], Lanes)>,
+    step: usize,
+) {
+    let [x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10, x11, x12, x13, x14, x15] = x;
+    quarter(x0, x4, x8, x12);
+    quarter(x1, x5, x9, x13);
+    if let Some((data, lanes)) = lanes.as_deref_mut() {
+        poly.lane_step(lanes, data, step);
+    }
+    quarter(x2, x6, x10, x14);
+    quarter(x3, x7, x11, x15);
+    quarter(x0, x5, x10, x15);
+    quarter(x1, x6, x11, x12);
+    if let Some((data, lanes)) = lanes {
+        poly.lane_step(lanes, data, step + 1);
+    }
+    quarter(x2, x7, x8, x13);
+    quarter(x3, x4, x9, x14);
+}
+
 /// Eight blocks from `counter` XORed from `input` into `output` (512
 /// bytes), with the Poly1305 of the 512 bytes at `hash` absorbed between
 /// the double rounds.
@@ -464,23 +490,17 @@ unsafe fn blocks8(
     );
     let x12 = x[12];
     let hashed = hash.map(|h| core::slice::from_raw_parts(h, 512));
-    for round in 0..10 {
-        let [x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10, x11, x12, x13, x14, x15] = &mut x;
-        quarter(x0, x4, x8, x12);
-        quarter(x1, x5, x9, x13);
-        quarter(x2, x6, x10, x14);
-        quarter(x3, x7, x11, x15);
-        quarter(x0, x5, x10, x15);
-        quarter(x1, x6, x11, x12);
-        quarter(x2, x7, x8, x13);
-        quarter(x3, x4, x9, x14);
-        if let Some(data) = hashed {
-            // 32 Poly1305 blocks over 10 double rounds: 3 each, 2 at the end.
-            poly.blocks(&data[round * 48..round * 48 + 48]);
-        }
+    // Poly1305 of the 512 bytes at `hash` in two lanes of 16 blocks: two
+    // steps in each of the first eight double rounds.
+    let mut lanes = hashed.map(|data| (data, poly.lanes_begin(16)));
+    for round in 0..8 {
+        double_round(&mut x, poly, lanes.as_mut(), 2 * round);
     }
-    if let Some(data) = hashed {
-        poly.blocks(&data[480..]);
+    for _ in 8..10 {
+        double_round(&mut x, poly, None, 0);
+    }
+    if let Some((_, lanes)) = lanes {
+        poly.lanes_end(lanes);
     }
     for (i, xi) in x.iter_mut().enumerate() {
         let init = if i == 12 {

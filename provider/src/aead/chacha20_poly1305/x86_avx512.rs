@@ -7,7 +7,7 @@
 
 use core::arch::x86_64::*;
 
-use super::poly1305::Poly1305;
+use super::poly1305::{Lanes, Poly1305};
 use super::x86_avx2::{crypt, Direction, State, Wide};
 use crate::aead::{NONCE_LEN, TAG_LEN};
 
@@ -51,6 +51,14 @@ unsafe fn quarter(a: &mut __m512i, b: &mut __m512i, c: &mut __m512i, d: &mut __m
     *b = _mm512_rol_epi32::<7>(_mm512_xor_si512(*b, *c));
 }
 
+/// Poly1305 lane step `i`, if this batch hashes anything.
+#[inline(always)]
+fn step(poly: &Poly1305, lanes: Option<&mut (&[u8], Lanes)>, i: usize) {
+    if let Some((data, lanes)) = lanes {
+        poly.lane_step(lanes, data, i);
+    }
+}
+
 impl Wide for Avx512 {
     const BLOCKS: usize = 16;
 
@@ -72,23 +80,28 @@ impl Wide for Avx512 {
         x[12] = _mm512_add_epi32(_mm512_set1_epi32(counter as i32), lanes);
         let x12 = x[12];
         let hashed = hash.map(|h| core::slice::from_raw_parts(h, 1024));
+        // Poly1305 of the 1 KiB at `hash` in two lanes of 32 blocks: three
+        // steps per double round, spread between the quarter rounds, and
+        // the last two after them.
+        let mut lanes = hashed.map(|data| (data, poly.lanes_begin(32)));
         for round in 0..10 {
             let [x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10, x11, x12, x13, x14, x15] = &mut x;
             quarter(x0, x4, x8, x12);
             quarter(x1, x5, x9, x13);
+            step(poly, lanes.as_mut(), 3 * round);
             quarter(x2, x6, x10, x14);
             quarter(x3, x7, x11, x15);
             quarter(x0, x5, x10, x15);
+            step(poly, lanes.as_mut(), 3 * round + 1);
             quarter(x1, x6, x11, x12);
             quarter(x2, x7, x8, x13);
+            step(poly, lanes.as_mut(), 3 * round + 2);
             quarter(x3, x4, x9, x14);
-            if let Some(data) = hashed {
-                // 64 Poly1305 blocks over 10 double rounds: 6 each, 4 after.
-                poly.blocks(&data[round * 96..round * 96 + 96]);
-            }
         }
-        if let Some(data) = hashed {
-            poly.blocks(&data[960..]);
+        step(poly, lanes.as_mut(), 30);
+        step(poly, lanes.as_mut(), 31);
+        if let Some((_, lanes)) = lanes {
+            poly.lanes_end(lanes);
         }
         for (i, xi) in x.iter_mut().enumerate() {
             let init = if i == 12 {
