@@ -25,7 +25,9 @@ use crate::cpu::Features;
 /// The largest batch any wide kernel uses (AVX-512: 16 blocks).
 const MAX_BATCH: usize = 1024;
 /// Data bytes covered by the first 4-block call, after the Poly1305 key block.
-const HEAD: usize = 192;
+/// Records up to this size take one horizontal call of 2, 4 or 8 blocks
+/// (the Poly1305 key block and up to seven data blocks).
+const SMALL: usize = 448;
 
 /// `Key` kinds: which wide kernel (and entry points) a key runs.
 pub(crate) const SSSE3: u8 = 0;
@@ -145,14 +147,15 @@ pub(super) trait Wide {
         hash: Option<*const u8>,
     );
 
-    /// 2 or 4 blocks (`out.len()` 128 or 256) in the latency-hiding
-    /// horizontal layout, for short records, the head and small tails.
+    /// 2, 4 or 8 blocks (`out.len()` 128, 256 or 512) in the
+    /// latency-hiding horizontal layout, for short records, the head and
+    /// small tails.
     #[inline(always)]
     unsafe fn keystream_small(state: &State, counter: u32, out: &mut [u8]) {
-        if out.len() == 128 {
-            horizontal::<1>(state, counter, out)
-        } else {
-            horizontal::<2>(state, counter, out)
+        match out.len() {
+            128 => horizontal::<1>(state, counter, out),
+            256 => horizontal::<2>(state, counter, out),
+            _ => horizontal::<4>(state, counter, out),
         }
     }
 
@@ -220,13 +223,17 @@ pub(super) unsafe fn crypt<W: Wide>(
     // counter must never wrap within one message.
     assert!(counter_fits(n), "ChaCha20-Poly1305 message too long");
     let state = State::new(key, nonce);
+    if n <= SMALL {
+        return crypt_small::<W>(&state, aad, src, buf, dir);
+    }
 
     // Region boundaries: head [0, head_max), batches, tail. Plaintext
     // comes from `src` for whole regions inside it, from `buf` after that.
-    // Records of at most 64 bytes need only blocks 0 and 1.
-    let head_max = if n <= 64 { 64 } else { HEAD };
-    let head = head_max.min(n);
+    // The head is what one wide pass from counter 0 covers after the
+    // Poly1305 key block.
     let batch = W::BLOCKS * 64;
+    let head_max = batch - 64;
+    let head = head_max.min(n);
     let batches_end = head + (n - head) / batch * batch;
     let from_src = if src.len() >= batches_end {
         batches_end
@@ -237,15 +244,15 @@ pub(super) unsafe fn crypt<W: Wide>(
     };
     buf[from_src..src.len()].copy_from_slice(&src[from_src..]);
 
-    // Block 0: the Poly1305 key; blocks 1 ..= head_max / 64: the head.
     // Keystream scratch. Wiped with one memset at the end (behind
     // `black_box` so it is not elided): `Zeroizing` would write it a
     // volatile byte at a time, which cost more than a short record.
     let mut ks = [0u8; MAX_BATCH];
-    // Key block plus head: 2 blocks (128 bytes) or 4 (256).
-    let first = 64 + head_max;
-    W::keystream_small(&state, 0, &mut ks[..first]);
-    let mut poly = Poly1305::new(ks[..32].try_into().expect("32 bytes"));
+    // Pass 0: block 0 (the Poly1305 key) and the head's keystream. It
+    // hashes nothing, so its Poly1305 state is a placeholder.
+    let mut poly = Poly1305::new(&[0; 32]);
+    W::blocks(&state, 0, ks.as_ptr(), ks.as_mut_ptr(), &mut poly, None);
+    poly = Poly1305::new(ks[..32].try_into().expect("32 bytes"));
     poly.padded(aad);
 
     if dir == Direction::Open {
@@ -324,12 +331,53 @@ pub(super) unsafe fn crypt<W: Wide>(
             poly.padded(chunk);
         }
     }
-    let mut lengths = [0u8; 16];
-    lengths[..8].copy_from_slice(&(aad.len() as u64).to_le_bytes());
-    lengths[8..].copy_from_slice(&(n as u64).to_le_bytes());
-    poly.blocks(&lengths);
     ks.fill(0);
     core::hint::black_box(&ks);
+    finish(poly, aad.len(), n)
+}
+
+/// Records of at most `SMALL` bytes: one horizontal call of 2, 4 or 8
+/// independent blocks yields the Poly1305 key and all the keystream, with a
+/// scratch buffer sized for that alone (clearing a whole batch buffer cost
+/// more than a short record).
+#[inline(always)]
+unsafe fn crypt_small<W: Wide>(
+    state: &State,
+    aad: &[u8],
+    src: &[u8],
+    buf: &mut [u8],
+    dir: Direction,
+) -> [u8; TAG_LEN] {
+    let n = buf.len();
+    buf[..src.len()].copy_from_slice(src);
+    let mut ks = [0u8; 64 + SMALL];
+    let used = match n {
+        0..=64 => 128,
+        65..=192 => 256,
+        _ => 512,
+    };
+    W::keystream_small(state, 0, &mut ks[..used]);
+    let mut poly = Poly1305::new(ks[..32].try_into().expect("32 bytes"));
+    poly.padded(aad);
+    if dir == Direction::Open {
+        poly.padded(buf);
+    }
+    W::xor(buf.as_ptr(), buf.as_mut_ptr(), &ks[64..64 + n]);
+    if dir == Direction::Seal {
+        poly.padded(buf);
+    }
+    ks.fill(0);
+    core::hint::black_box(&ks);
+    finish(poly, aad.len(), n)
+}
+
+/// Absorbs the lengths block and returns the tag.
+#[inline(always)]
+fn finish(mut poly: Poly1305, aad_len: usize, n: usize) -> [u8; TAG_LEN] {
+    let mut lengths = [0u8; 16];
+    lengths[..8].copy_from_slice(&(aad_len as u64).to_le_bytes());
+    lengths[8..].copy_from_slice(&(n as u64).to_le_bytes());
+    poly.blocks(&lengths);
     poly.finish()
 }
 

@@ -141,10 +141,14 @@ impl Wide for Ssse3 {
     /// One block per set, `out.len() / 64` independent sets.
     #[inline(always)]
     unsafe fn keystream_small(state: &State, counter: u32, out: &mut [u8]) {
-        if out.len() == 128 {
-            horizontal::<2>(state, counter, out)
-        } else {
-            horizontal::<4>(state, counter, out)
+        match out.len() {
+            128 => horizontal::<2>(state, counter, out),
+            256 => horizontal::<4>(state, counter, out),
+            _ => {
+                let (lo, hi) = out.split_at_mut(256);
+                horizontal::<4>(state, counter, lo);
+                horizontal::<4>(state, counter.wrapping_add(4), hi);
+            }
         }
     }
 
