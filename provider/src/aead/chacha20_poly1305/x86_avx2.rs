@@ -269,9 +269,11 @@ pub(super) unsafe fn crypt<W: Wide>(
     }
     let mut counter = 1 + (head_max / 64) as u32;
     let mut off = head;
+    // A seal's last batch, until it is hashed (in the tail's wide pass if
+    // there is one).
+    let mut prev: Option<usize> = None;
     match dir {
         Direction::Seal => {
-            let mut prev: Option<usize> = None;
             while off < batches_end {
                 let input = if off + batch <= from_src {
                     src.as_ptr().add(off)
@@ -291,9 +293,6 @@ pub(super) unsafe fn crypt<W: Wide>(
                 counter = counter.wrapping_add(W::BLOCKS as u32);
                 off += batch;
             }
-            if let Some(p) = prev {
-                poly.blocks(&buf[p..p + batch]);
-            }
         }
         Direction::Open => {
             while off < batches_end {
@@ -312,15 +311,19 @@ pub(super) unsafe fn crypt<W: Wide>(
             129..=256 => W::keystream_small(&state, counter, &mut ks[..256]),
             _ => {
                 ks[..batch].fill(0);
+                let hash = prev.take().map(|p| buf.as_ptr().add(p));
                 W::blocks(
                     &state,
                     counter,
                     ks.as_ptr(),
                     ks.as_mut_ptr(),
                     &mut poly,
-                    None,
+                    hash,
                 );
             }
+        }
+        if let Some(p) = prev.take() {
+            poly.blocks(&buf[p..p + batch]);
         }
         let chunk = &mut buf[off..];
         if dir == Direction::Open {
@@ -330,6 +333,9 @@ pub(super) unsafe fn crypt<W: Wide>(
         if dir == Direction::Seal {
             poly.padded(chunk);
         }
+    }
+    if let Some(p) = prev {
+        poly.blocks(&buf[p..p + batch]);
     }
     ks.fill(0);
     core::hint::black_box(&ks);
