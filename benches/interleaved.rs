@@ -49,7 +49,7 @@ fn main() {
                         (0, false) => {
                             let nonce = ring::aead::Nonce::assume_unique_for_key(nonce);
                             let aad = ring::aead::Aad::from(black_box(&aad));
-                            black_box(
+                            let _tag = black_box(
                                 ring_key
                                     .seal_in_place_separate_tag(nonce, aad, &mut buf)
                                     .unwrap(),
