@@ -406,26 +406,34 @@ unsafe fn xor_into(input: *const u8, out: *mut u8, ks: &[u8]) {
     }
 }
 
+/// Byte shuffles for the 16- and 8-bit rotates.
+#[repr(C, align(32))]
+struct Mask([u8; 32]);
+static ROT16: Mask = Mask([
+    2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9,
+    14, 15, 12, 13,
+]);
+static ROT8: Mask = Mask([
+    3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14, 3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10,
+    15, 12, 13, 14,
+]);
+
+/// The shuffle mask, read from memory at each use (a volatile load cannot
+/// be hoisted), so it holds a ymm register only briefly instead of for the
+/// whole 8-way loop, where registers are short.
+#[inline(always)]
+unsafe fn mask(m: &'static Mask) -> __m256i {
+    core::ptr::read_volatile((m as *const Mask).cast::<__m256i>())
+}
+
 #[inline(always)]
 unsafe fn rot16(x: __m256i) -> __m256i {
-    _mm256_shuffle_epi8(
-        x,
-        _mm256_set_epi8(
-            13, 12, 15, 14, 9, 8, 11, 10, 5, 4, 7, 6, 1, 0, 3, 2, 13, 12, 15, 14, 9, 8, 11, 10, 5,
-            4, 7, 6, 1, 0, 3, 2,
-        ),
-    )
+    _mm256_shuffle_epi8(x, mask(&ROT16))
 }
 
 #[inline(always)]
 unsafe fn rot8(x: __m256i) -> __m256i {
-    _mm256_shuffle_epi8(
-        x,
-        _mm256_set_epi8(
-            14, 13, 12, 15, 10, 9, 8, 11, 6, 5, 4, 7, 2, 1, 0, 3, 14, 13, 12, 15, 10, 9, 8, 11, 6,
-            5, 4, 7, 2, 1, 0, 3,
-        ),
-    )
+    _mm256_shuffle_epi8(x, mask(&ROT8))
 }
 
 #[inline(always)]
