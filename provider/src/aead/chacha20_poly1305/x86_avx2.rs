@@ -458,7 +458,7 @@ unsafe fn quarter(a: &mut __m256i, b: &mut __m256i, c: &mut __m256i, d: &mut __m
 /// (one row of two blocks per register); the sets are independent, so they
 /// hide each other's latency.
 #[inline(always)]
-unsafe fn horizontal<const SETS: usize>(state: &State, counter: u32, out: &mut [u8]) {
+pub(super) unsafe fn horizontal<const SETS: usize>(state: &State, counter: u32, out: &mut [u8]) {
     assert_eq!(out.len(), SETS * 128);
     let w = &state.words;
     let row = |i: usize| _mm256_broadcastsi128_si256(_mm_loadu_si128(w[i..].as_ptr().cast()));
