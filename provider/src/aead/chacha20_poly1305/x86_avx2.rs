@@ -309,6 +309,11 @@ pub(super) unsafe fn crypt<W: Wide>(
         match len {
             0..=128 => W::keystream_small(&state, counter, &mut ks[..128]),
             129..=256 => W::keystream_small(&state, counter, &mut ks[..256]),
+            // Without a batch to hash alongside, 8 blocks in the
+            // horizontal layout beat a wide pass.
+            257..=512 if prev.is_none() => {
+                W::keystream_small(&state, counter, &mut ks[..512])
+            }
             _ => {
                 ks[..batch].fill(0);
                 let hash = prev.take().map(|p| buf.as_ptr().add(p));
