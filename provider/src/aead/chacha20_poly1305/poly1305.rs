@@ -42,6 +42,14 @@ pub(super) struct Lanes {
 /// Fewest blocks worth two lanes (a shorter run would not repay r^L).
 const MIN_LANES_RUN: usize = 8;
 
+impl Lanes {
+    /// Steps in the run (L).
+    #[inline(always)]
+    pub(super) fn len(&self) -> usize {
+        self.len
+    }
+}
+
 impl Drop for Lanes {
     fn drop(&mut self) {
         self.a.zeroize();

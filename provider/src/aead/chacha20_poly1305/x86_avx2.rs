@@ -159,6 +159,21 @@ pub(super) trait Wide {
         }
     }
 
+    /// 8 blocks (`out.len()` 512) from `counter` while Poly1305 absorbs
+    /// `hash` (whole 32-byte pairs of blocks, at most 64 blocks): stitched
+    /// where the kernel supports it, one after the other otherwise.
+    #[inline(always)]
+    unsafe fn keystream_hashing(
+        state: &State,
+        counter: u32,
+        out: &mut [u8],
+        poly: &mut Poly1305,
+        hash: &[u8],
+    ) {
+        poly.blocks(hash);
+        Self::keystream_small(state, counter, out)
+    }
+
     /// `out[i] = input[i] ^ ks[i]`; `input` may equal `out`.
     #[inline(always)]
     unsafe fn xor(input: *const u8, out: *mut u8, ks: &[u8]) {
@@ -255,7 +270,11 @@ pub(super) unsafe fn crypt<W: Wide>(
     poly = Poly1305::new(ks[..32].try_into().expect("32 bytes"));
     poly.padded(aad);
 
-    if dir == Direction::Open {
+    // With no batch and a tail of at most 512 bytes, the head's Poly1305
+    // runs inside the tail's keystream call (its lanes between the rounds).
+    // An open then XORs the head only after that call has hashed it.
+    let head_in_tail = batches_end == head && n > head && n - head <= 512;
+    if dir == Direction::Open && !head_in_tail {
         poly.padded(&buf[..head]);
     }
     let head_in = if from_src >= head {
@@ -263,8 +282,10 @@ pub(super) unsafe fn crypt<W: Wide>(
     } else {
         buf.as_ptr()
     };
-    W::xor(head_in, buf.as_mut_ptr(), &ks[64..64 + head]);
-    if dir == Direction::Seal {
+    if dir == Direction::Seal || !head_in_tail {
+        W::xor(head_in, buf.as_mut_ptr(), &ks[64..64 + head]);
+    }
+    if dir == Direction::Seal && !head_in_tail {
         poly.padded(&buf[..head]);
     }
     let mut counter = 1 + (head_max / 64) as u32;
@@ -304,16 +325,31 @@ pub(super) unsafe fn crypt<W: Wide>(
         }
     }
     // Tail: less than a batch, with the cheapest keystream that covers it.
-    if off < n {
+    if head_in_tail {
+        let len = n - off;
+        let mut tail_ks = [0u8; 512];
+        W::keystream_hashing(&state, counter, &mut tail_ks, &mut poly, &buf[..head]);
+        if dir == Direction::Open {
+            W::xor(buf.as_ptr(), buf.as_mut_ptr(), &ks[64..64 + head]);
+        }
+        let chunk = &mut buf[off..];
+        if dir == Direction::Open {
+            poly.padded(chunk);
+        }
+        W::xor(chunk.as_ptr(), chunk.as_mut_ptr(), &tail_ks[..len]);
+        if dir == Direction::Seal {
+            poly.padded(chunk);
+        }
+        tail_ks.fill(0);
+        core::hint::black_box(&tail_ks);
+    } else if off < n {
         let len = n - off;
         match len {
             0..=128 => W::keystream_small(&state, counter, &mut ks[..128]),
             129..=256 => W::keystream_small(&state, counter, &mut ks[..256]),
             // Without a batch to hash alongside, 8 blocks in the
             // horizontal layout beat a wide pass.
-            257..=512 if prev.is_none() => {
-                W::keystream_small(&state, counter, &mut ks[..512])
-            }
+            257..=512 if prev.is_none() => W::keystream_small(&state, counter, &mut ks[..512]),
             _ => {
                 ks[..batch].fill(0);
                 let hash = prev.take().map(|p| buf.as_ptr().add(p));
@@ -415,12 +451,12 @@ unsafe fn xor_into(input: *const u8, out: *mut u8, ks: &[u8]) {
 #[repr(C, align(32))]
 struct Mask([u8; 32]);
 static ROT16: Mask = Mask([
-    2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9,
-    14, 15, 12, 13,
+    2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14,
+    15, 12, 13,
 ]);
 static ROT8: Mask = Mask([
-    3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14, 3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10,
-    15, 12, 13, 14,
+    3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14, 3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15,
+    12, 13, 14,
 ]);
 
 /// The shuffle mask, read from memory at each use (a volatile load cannot

@@ -62,6 +62,26 @@ fn step(poly: &Poly1305, lanes: Option<&mut (&[u8], Lanes)>, i: usize) {
 impl Wide for Avx512 {
     const BLOCKS: usize = 16;
 
+    /// Two zmm sets (8 blocks) with the lane steps of `hash` between the
+    /// rounds.
+    #[inline(always)]
+    unsafe fn keystream_hashing(
+        state: &State,
+        counter: u32,
+        out: &mut [u8],
+        poly: &mut Poly1305,
+        hash: &[u8],
+    ) {
+        debug_assert!(hash.len() % 32 == 0 && hash.len() <= 1024);
+        let mut lanes = poly.lanes_begin(hash.len() / 32);
+        horizontal_hashing::<2>(state, counter, out, |i| {
+            if i < lanes.len() {
+                poly.lane_step(&mut lanes, hash, i);
+            }
+        });
+        poly.lanes_end(lanes);
+    }
+
     /// 2 blocks: the AVX2 call (one ymm chain measured faster than a zmm
     /// one). 4 or 8 blocks: 4 per zmm (one per 128-bit lane) with `vprold`
     /// rotates, in one or two independent sets.
@@ -164,6 +184,18 @@ impl Wide for Avx512 {
 /// blocks, one per 128-bit lane, and the sets are independent chains.
 #[inline(always)]
 unsafe fn horizontal<const SETS: usize>(state: &State, counter: u32, out: &mut [u8]) {
+    horizontal_hashing::<SETS>(state, counter, out, |_| {})
+}
+
+/// [`horizontal`], calling `step(i)` for i in 0..32 between the rounds
+/// (three per double round, two at the end), where scalar work is stitched.
+#[inline(always)]
+unsafe fn horizontal_hashing<const SETS: usize>(
+    state: &State,
+    counter: u32,
+    out: &mut [u8],
+    mut step: impl FnMut(usize),
+) {
     assert!(out.len() % 64 == 0 && out.len() <= SETS * 256);
     let w = &state.words;
     let row = |i: usize| _mm512_broadcast_i32x4(_mm_loadu_si128(w[i..].as_ptr().cast()));
@@ -192,20 +224,25 @@ unsafe fn horizontal<const SETS: usize>(state: &State, counter: u32, out: &mut [
         *d = _mm512_add_epi32(*d, lanes);
     }
     let (mut a, mut b, mut c, mut d) = ([a0; SETS], [b0; SETS], [c0; SETS], d0);
-    for _ in 0..10 {
+    for round in 0..10 {
+        step(3 * round);
         for s in 0..SETS {
             quarter(&mut a[s], &mut b[s], &mut c[s], &mut d[s]);
             b[s] = _mm512_shuffle_epi32::<0x39>(b[s]);
             c[s] = _mm512_shuffle_epi32::<0x4e>(c[s]);
             d[s] = _mm512_shuffle_epi32::<0x93>(d[s]);
         }
+        step(3 * round + 1);
         for s in 0..SETS {
             quarter(&mut a[s], &mut b[s], &mut c[s], &mut d[s]);
             b[s] = _mm512_shuffle_epi32::<0x93>(b[s]);
             c[s] = _mm512_shuffle_epi32::<0x4e>(c[s]);
             d[s] = _mm512_shuffle_epi32::<0x39>(d[s]);
         }
+        step(3 * round + 2);
     }
+    step(30);
+    step(31);
     for s in 0..SETS {
         let (a, b) = (_mm512_add_epi32(a[s], a0), _mm512_add_epi32(b[s], b0));
         let (c, d) = (_mm512_add_epi32(c[s], c0), _mm512_add_epi32(d[s], d0[s]));
