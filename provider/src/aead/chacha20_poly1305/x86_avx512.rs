@@ -72,7 +72,7 @@ impl Wide for Avx512 {
         poly: &mut Poly1305,
         hash: &[u8],
     ) {
-        debug_assert!(hash.len() % 32 == 0 && hash.len() <= 1024);
+        debug_assert!(hash.len().is_multiple_of(32) && hash.len() <= 1024);
         let mut lanes = poly.lanes_begin(hash.len() / 32);
         horizontal_hashing::<2>(state, counter, out, |i| {
             if i < lanes.len() {
@@ -196,7 +196,7 @@ unsafe fn horizontal_hashing<const SETS: usize>(
     out: &mut [u8],
     mut step: impl FnMut(usize),
 ) {
-    assert!(out.len() % 64 == 0 && out.len() <= SETS * 256);
+    assert!(out.len().is_multiple_of(64) && out.len() <= SETS * 256);
     let w = &state.words;
     let row = |i: usize| _mm512_broadcast_i32x4(_mm_loadu_si128(w[i..].as_ptr().cast()));
     let (a0, b0, c0) = (row(0), row(4), row(8));
