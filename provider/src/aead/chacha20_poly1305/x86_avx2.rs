@@ -132,19 +132,24 @@ unsafe fn open(
 }
 
 /// A wide ChaCha20 kernel: `BLOCKS` blocks per call in the vertical layout,
-/// with Poly1305 of the `BLOCKS * 64` bytes at `hash` stitched in.
+/// with Poly1305 of up to `BLOCKS * 64` bytes stitched in.
 pub(super) trait Wide {
     const BLOCKS: usize;
+    /// Blocks `counter ..` XORed from `input` into `output` while Poly1305
+    /// absorbs `hash` (2·L whole blocks, L ≤ `BLOCKS * 2`) in two lanes. A
+    /// whole batch of `hash` is the bulk case; callers pass it as a slice
+    /// of constant length so that the lane steps compile without checks.
+    ///
     /// # Safety
-    /// The CPU has the kernel's features; `input`, `output` and `hash` point
-    /// to `BLOCKS * 64` bytes (`input` may equal `output`).
+    /// The CPU has the kernel's features; `input` and `output` point to
+    /// `BLOCKS * 64` bytes (`input` may equal `output`).
     unsafe fn blocks(
         state: &State,
         counter: u32,
         input: *const u8,
         output: *mut u8,
         poly: &mut Poly1305,
-        hash: Option<*const u8>,
+        hash: Option<&[u8]>,
     );
 
     /// 2, 4 or 8 blocks (`out.len()` 128, 256 or 512) in the
@@ -193,7 +198,7 @@ impl Wide for Avx2 {
         input: *const u8,
         output: *mut u8,
         poly: &mut Poly1305,
-        hash: Option<*const u8>,
+        hash: Option<&[u8]>,
     ) {
         blocks8(state, counter, input, output, poly, hash)
     }
@@ -301,7 +306,7 @@ pub(super) unsafe fn crypt<W: Wide>(
                 } else {
                     buf.as_ptr().add(off)
                 };
-                let hash = prev.map(|p| buf.as_ptr().add(p));
+                let hash = prev.map(|p| core::slice::from_raw_parts(buf.as_ptr().add(p), batch));
                 W::blocks(
                     &state,
                     counter,
@@ -318,7 +323,8 @@ pub(super) unsafe fn crypt<W: Wide>(
         Direction::Open => {
             while off < batches_end {
                 let p = buf.as_mut_ptr().add(off);
-                W::blocks(&state, counter, p, p, &mut poly, Some(p));
+                let hash = core::slice::from_raw_parts(p, batch);
+                W::blocks(&state, counter, p, p, &mut poly, Some(hash));
                 counter = counter.wrapping_add(W::BLOCKS as u32);
                 off += batch;
             }
@@ -352,7 +358,9 @@ pub(super) unsafe fn crypt<W: Wide>(
             257..=512 if prev.is_none() => W::keystream_small(&state, counter, &mut ks[..512]),
             _ => {
                 ks[..batch].fill(0);
-                let hash = prev.take().map(|p| buf.as_ptr().add(p));
+                let hash = prev
+                    .take()
+                    .map(|p| core::slice::from_raw_parts(buf.as_ptr().add(p), batch));
                 W::blocks(
                     &state,
                     counter,
@@ -557,14 +565,18 @@ unsafe fn double_round(
     quarter(x0, x4, x8, x12);
     quarter(x1, x5, x9, x13);
     if let Some((data, lanes)) = lanes.as_deref_mut() {
-        poly.lane_step(lanes, data, step);
+        if step < lanes.len() {
+            poly.lane_step(lanes, data, step);
+        }
     }
     quarter(x2, x6, x10, x14);
     quarter(x3, x7, x11, x15);
     quarter(x0, x5, x10, x15);
     quarter(x1, x6, x11, x12);
     if let Some((data, lanes)) = lanes {
-        poly.lane_step(lanes, data, step + 1);
+        if step + 1 < lanes.len() {
+            poly.lane_step(lanes, data, step + 1);
+        }
     }
     quarter(x2, x7, x8, x13);
     quarter(x3, x4, x9, x14);
@@ -580,7 +592,7 @@ unsafe fn blocks8(
     input: *const u8,
     output: *mut u8,
     poly: &mut Poly1305,
-    hash: Option<*const u8>,
+    hash: Option<&[u8]>,
 ) {
     let w = &state.words;
     let mut x = [_mm256_setzero_si256(); 16];
@@ -592,10 +604,9 @@ unsafe fn blocks8(
         _mm256_set_epi32(7, 6, 5, 4, 3, 2, 1, 0),
     );
     let x12 = x[12];
-    let hashed = hash.map(|h| core::slice::from_raw_parts(h, 512));
-    // Poly1305 of the 512 bytes at `hash` in two lanes of 16 blocks: two
-    // steps in each of the first eight double rounds.
-    let mut lanes = hashed.map(|data| (data, poly.lanes_begin(16)));
+    // Up to 16 Poly1305 lane steps, two in each of the first eight double
+    // rounds.
+    let mut lanes = hash.map(|data| (data, poly.lanes_begin(data.len() / 32)));
     for round in 0..8 {
         double_round(&mut x, poly, lanes.as_mut(), 2 * round);
     }

@@ -55,7 +55,9 @@ unsafe fn quarter(a: &mut __m512i, b: &mut __m512i, c: &mut __m512i, d: &mut __m
 #[inline(always)]
 fn step(poly: &Poly1305, lanes: Option<&mut (&[u8], Lanes)>, i: usize) {
     if let Some((data, lanes)) = lanes {
-        poly.lane_step(lanes, data, i);
+        if i < lanes.len() {
+            poly.lane_step(lanes, data, i);
+        }
     }
 }
 
@@ -101,7 +103,7 @@ impl Wide for Avx512 {
         input: *const u8,
         output: *mut u8,
         poly: &mut Poly1305,
-        hash: Option<*const u8>,
+        hash: Option<&[u8]>,
     ) {
         let w = &state.words;
         let mut x = [_mm512_setzero_si512(); 16];
@@ -111,11 +113,9 @@ impl Wide for Avx512 {
         let lanes = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
         x[12] = _mm512_add_epi32(_mm512_set1_epi32(counter as i32), lanes);
         let x12 = x[12];
-        let hashed = hash.map(|h| core::slice::from_raw_parts(h, 1024));
-        // Poly1305 of the 1 KiB at `hash` in two lanes of 32 blocks: three
-        // steps per double round, spread between the quarter rounds, and
-        // the last two after them.
-        let mut lanes = hashed.map(|data| (data, poly.lanes_begin(32)));
+        // Up to 32 Poly1305 lane steps: three per double round, spread
+        // between the quarter rounds, and the last two after them.
+        let mut lanes = hash.map(|data| (data, poly.lanes_begin(data.len() / 32)));
         for round in 0..10 {
             let [x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10, x11, x12, x13, x14, x15] = &mut x;
             quarter(x0, x4, x8, x12);

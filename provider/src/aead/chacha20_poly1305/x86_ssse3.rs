@@ -81,7 +81,7 @@ impl Wide for Ssse3 {
         input: *const u8,
         output: *mut u8,
         poly: &mut Poly1305,
-        hash: Option<*const u8>,
+        hash: Option<&[u8]>,
     ) {
         let w = &state.words;
         let mut x = [_mm_setzero_si128(); 16];
@@ -90,7 +90,8 @@ impl Wide for Ssse3 {
         }
         x[12] = _mm_add_epi32(_mm_set1_epi32(counter as i32), _mm_set_epi32(3, 2, 1, 0));
         let x12 = x[12];
-        let hashed = hash.map(|h| core::slice::from_raw_parts(h, 256));
+        let hashed = hash;
+        debug_assert!(hashed.is_none_or(|h| h.len() <= 256));
         for round in 0..10 {
             let [x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10, x11, x12, x13, x14, x15] = &mut x;
             quarter(x0, x4, x8, x12);
@@ -101,11 +102,10 @@ impl Wide for Ssse3 {
             quarter(x1, x6, x11, x12);
             quarter(x2, x7, x8, x13);
             quarter(x3, x4, x9, x14);
-            if let Some(data) = hashed {
-                // 16 Poly1305 blocks: 2 after each of the first 8 double rounds.
-                if round < 8 {
-                    poly.blocks(&data[round * 32..round * 32 + 32]);
-                }
+            // Up to 16 Poly1305 blocks: 2 after each of the first 8 double
+            // rounds.
+            if let Some(pair) = hashed.and_then(|data| data.get(round * 32..round * 32 + 32)) {
+                poly.blocks(pair);
             }
         }
         for (i, xi) in x.iter_mut().enumerate() {
