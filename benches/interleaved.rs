@@ -5,13 +5,23 @@
 //!
 //! `cargo bench -p rustls-fusion-benches --bench interleaved -- [sizes] [backend filter]`,
 //! e.g. `-- 16,1350,16384 avx`; `OPEN=1` times open instead of seal.
+//! `TLS=1` instead times rustls-level writes (client seals, server opens;
+//! see `tls_link.rs`) for the TLS 1.3 ChaCha20-Poly1305 and AES-128-GCM
+//! suites on rustls-fusion, aws-lc-rs and ring.
+
+mod tls_link;
 
 use std::hint::black_box;
 use std::time::Instant;
 
+use rustls::crypto::CryptoProvider;
 use rustls_fusion::aead::ChaCha20Poly1305;
+use tls_link::{own_suite, providers, Link};
 
 fn main() {
+    if std::env::var_os("TLS").is_some() {
+        return tls();
+    }
     let mut args = std::env::args().skip(1).filter(|a| a != "--bench");
     let sizes: Vec<usize> = args.next().map_or(vec![16, 64, 256, 1350, 16384], |s| {
         s.split(',')
@@ -86,5 +96,59 @@ fn main() {
             line += &format!(" | {backend} {t:8.1} ({:.2}x ring)", best[0] / t);
         }
         println!("{line}");
+    }
+}
+
+/// rustls-level writes, interleaved across the three providers.
+fn tls() {
+    let sizes: Vec<usize> =
+        std::env::args()
+            .skip(1)
+            .find(|a| a != "--bench")
+            .map_or(vec![64, 1024, 16384], |s| {
+                s.split(',')
+                    .map(|x| x.parse().expect("sizes: numbers"))
+                    .collect()
+            });
+    let providers = providers();
+    println!("ns per client write + server read, best of 15 interleaved bursts");
+    for suite in [
+        rustls_fusion::cipher_suite::TLS13_CHACHA20_POLY1305_SHA256,
+        rustls_fusion::cipher_suite::TLS13_AES_128_GCM_SHA256,
+    ] {
+        for &size in &sizes {
+            let data = vec![0xab; size];
+            let mut links: Vec<(&str, Link)> = providers
+                .iter()
+                .map(|(name, provider)| {
+                    let own = own_suite(provider, suite).expect("every provider has the suite");
+                    let provider = CryptoProvider {
+                        cipher_suites: vec![own],
+                        ..provider.clone()
+                    };
+                    let mut link = Link::new(&provider, own, size);
+                    assert_eq!(link.round(&data), size, "{name}: round trip");
+                    (*name, link)
+                })
+                .collect();
+            let iters = (2_000_000 / (size + 500)).max(50);
+            let mut best = vec![f64::MAX; links.len()];
+            for _ in 0..15 {
+                for ((_, link), best) in links.iter_mut().zip(&mut best) {
+                    let t = Instant::now();
+                    for _ in 0..iters {
+                        black_box(link.round(black_box(&data)));
+                    }
+                    *best = best.min(t.elapsed().as_nanos() as f64 / iters as f64);
+                }
+            }
+            let ring = best[links.iter().position(|(n, _)| *n == "ring").unwrap()];
+            let line: Vec<String> = links
+                .iter()
+                .zip(&best)
+                .map(|((name, _), t)| format!("{name} {t:8.0} ({:.2}x ring)", ring / t))
+                .collect();
+            println!("{:?} {size:6} B: {}", suite.suite(), line.join(" | "));
+        }
     }
 }
