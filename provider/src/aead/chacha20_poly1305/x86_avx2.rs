@@ -137,19 +137,20 @@ pub(super) trait Wide {
     const BLOCKS: usize;
     /// Blocks `counter ..` XORed from `input` into `output` while Poly1305
     /// absorbs `hash` (2·L whole blocks, L ≤ `BLOCKS * 2`) in two lanes. A
-    /// whole batch of `hash` is the bulk case; callers pass it as a slice
-    /// of constant length so that the lane steps compile without checks.
+    /// whole batch of `hash` is the bulk case; callers give it a constant
+    /// length so that the lane steps compile without checks.
     ///
     /// # Safety
     /// The CPU has the kernel's features; `input` and `output` point to
-    /// `BLOCKS * 64` bytes (`input` may equal `output`).
+    /// `BLOCKS * 64` bytes (`input` may equal `output`), and `hash` is
+    /// valid for reads (it may be `output`: it is read before the stores).
     unsafe fn blocks(
         state: &State,
         counter: u32,
         input: *const u8,
         output: *mut u8,
         poly: &mut Poly1305,
-        hash: Option<&[u8]>,
+        hash: Option<Hash>,
     );
 
     /// 2, 4 or 8 blocks (`out.len()` 128, 256 or 512) in the
@@ -198,9 +199,37 @@ impl Wide for Avx2 {
         input: *const u8,
         output: *mut u8,
         poly: &mut Poly1305,
-        hash: Option<&[u8]>,
+        hash: Option<Hash>,
     ) {
         blocks8(state, counter, input, output, poly, hash)
+    }
+}
+
+/// Ciphertext a wide kernel hashes, as a raw pointer: an open hashes bytes
+/// that the same call then overwrites with plaintext, so no reference to
+/// them may live across the call.
+#[derive(Clone, Copy)]
+pub(super) struct Hash {
+    ptr: *const u8,
+    len: usize,
+}
+
+impl Hash {
+    /// # Safety
+    /// `ptr` is valid for `len` bytes of reads while the kernel runs.
+    #[inline(always)]
+    pub(super) unsafe fn new(ptr: *const u8, len: usize) -> Self {
+        Self { ptr, len }
+    }
+
+    /// The bytes, for use before the kernel's stores.
+    ///
+    /// # Safety
+    /// As for [`Hash::new`]; the slice must not be used after a write to
+    /// those bytes.
+    #[inline(always)]
+    pub(super) unsafe fn bytes<'a>(self) -> &'a [u8] {
+        core::slice::from_raw_parts(self.ptr, self.len)
     }
 }
 
@@ -271,7 +300,8 @@ pub(super) unsafe fn crypt<W: Wide>(
     // Pass 0: block 0 (the Poly1305 key) and the head's keystream. It
     // hashes nothing, so its Poly1305 state is a placeholder.
     let mut poly = Poly1305::new(&[0; 32]);
-    W::blocks(&state, 0, ks.as_ptr(), ks.as_mut_ptr(), &mut poly, None);
+    let ks_ptr = ks.as_mut_ptr();
+    W::blocks(&state, 0, ks_ptr, ks_ptr, &mut poly, None);
     poly = Poly1305::new(ks[..32].try_into().expect("32 bytes"));
     poly.padded(aad);
 
@@ -282,13 +312,14 @@ pub(super) unsafe fn crypt<W: Wide>(
     if dir == Direction::Open && !head_in_tail {
         poly.padded(&buf[..head]);
     }
-    let head_in = if from_src >= head {
-        src.as_ptr()
-    } else {
-        buf.as_ptr()
-    };
     if dir == Direction::Seal || !head_in_tail {
-        W::xor(head_in, buf.as_mut_ptr(), &ks[64..64 + head]);
+        let out = buf.as_mut_ptr();
+        let head_in = if from_src >= head {
+            src.as_ptr()
+        } else {
+            out.cast_const()
+        };
+        W::xor(head_in, out, &ks[64..64 + head]);
     }
     if dir == Direction::Seal && !head_in_tail {
         poly.padded(&buf[..head]);
@@ -298,23 +329,18 @@ pub(super) unsafe fn crypt<W: Wide>(
     // A seal's last batch, until it is hashed (in the tail's wide pass if
     // there is one).
     let mut prev: Option<usize> = None;
+    // Every pointer into `buf` in the batch loop derives from this one.
+    let base = buf.as_mut_ptr();
     match dir {
         Direction::Seal => {
             while off < batches_end {
                 let input = if off + batch <= from_src {
                     src.as_ptr().add(off)
                 } else {
-                    buf.as_ptr().add(off)
+                    base.add(off).cast_const()
                 };
-                let hash = prev.map(|p| core::slice::from_raw_parts(buf.as_ptr().add(p), batch));
-                W::blocks(
-                    &state,
-                    counter,
-                    input,
-                    buf.as_mut_ptr().add(off),
-                    &mut poly,
-                    hash,
-                );
+                let hash = prev.map(|p| Hash::new(base.add(p), batch));
+                W::blocks(&state, counter, input, base.add(off), &mut poly, hash);
                 prev = Some(off);
                 counter = counter.wrapping_add(W::BLOCKS as u32);
                 off += batch;
@@ -322,9 +348,8 @@ pub(super) unsafe fn crypt<W: Wide>(
         }
         Direction::Open => {
             while off < batches_end {
-                let p = buf.as_mut_ptr().add(off);
-                let hash = core::slice::from_raw_parts(p, batch);
-                W::blocks(&state, counter, p, p, &mut poly, Some(hash));
+                let p = base.add(off);
+                W::blocks(&state, counter, p, p, &mut poly, Some(Hash::new(p, batch)));
                 counter = counter.wrapping_add(W::BLOCKS as u32);
                 off += batch;
             }
@@ -336,13 +361,15 @@ pub(super) unsafe fn crypt<W: Wide>(
         let mut tail_ks = [0u8; 512];
         W::keystream_hashing(&state, counter, &mut tail_ks, &mut poly, &buf[..head]);
         if dir == Direction::Open {
-            W::xor(buf.as_ptr(), buf.as_mut_ptr(), &ks[64..64 + head]);
+            let p = buf.as_mut_ptr();
+            W::xor(p, p, &ks[64..64 + head]);
         }
         let chunk = &mut buf[off..];
         if dir == Direction::Open {
             poly.padded(chunk);
         }
-        W::xor(chunk.as_ptr(), chunk.as_mut_ptr(), &tail_ks[..len]);
+        let p = chunk.as_mut_ptr();
+        W::xor(p, p, &tail_ks[..len]);
         if dir == Direction::Seal {
             poly.padded(chunk);
         }
@@ -358,17 +385,9 @@ pub(super) unsafe fn crypt<W: Wide>(
             257..=512 if prev.is_none() => W::keystream_small(&state, counter, &mut ks[..512]),
             _ => {
                 ks[..batch].fill(0);
-                let hash = prev
-                    .take()
-                    .map(|p| core::slice::from_raw_parts(buf.as_ptr().add(p), batch));
-                W::blocks(
-                    &state,
-                    counter,
-                    ks.as_ptr(),
-                    ks.as_mut_ptr(),
-                    &mut poly,
-                    hash,
-                );
+                let hash = prev.take().map(|p| Hash::new(buf.as_ptr().add(p), batch));
+                let ks_ptr = ks.as_mut_ptr();
+                W::blocks(&state, counter, ks_ptr, ks_ptr, &mut poly, hash);
             }
         }
         if let Some(p) = prev.take() {
@@ -378,7 +397,8 @@ pub(super) unsafe fn crypt<W: Wide>(
         if dir == Direction::Open {
             poly.padded(chunk);
         }
-        W::xor(chunk.as_ptr(), chunk.as_mut_ptr(), &ks[..len]);
+        let p = chunk.as_mut_ptr();
+        W::xor(p, p, &ks[..len]);
         if dir == Direction::Seal {
             poly.padded(chunk);
         }
@@ -417,7 +437,8 @@ unsafe fn crypt_small<W: Wide>(
     if dir == Direction::Open {
         poly.padded(buf);
     }
-    W::xor(buf.as_ptr(), buf.as_mut_ptr(), &ks[64..64 + n]);
+    let p = buf.as_mut_ptr();
+    W::xor(p, p, &ks[64..64 + n]);
     if dir == Direction::Seal {
         poly.padded(buf);
     }
@@ -592,7 +613,7 @@ unsafe fn blocks8(
     input: *const u8,
     output: *mut u8,
     poly: &mut Poly1305,
-    hash: Option<&[u8]>,
+    hash: Option<Hash>,
 ) {
     let w = &state.words;
     let mut x = [_mm256_setzero_si256(); 16];
@@ -606,7 +627,12 @@ unsafe fn blocks8(
     let x12 = x[12];
     // Up to 16 Poly1305 lane steps, two in each of the first eight double
     // rounds.
-    let mut lanes = hash.map(|data| (data, poly.lanes_begin(data.len() / 32)));
+    // SAFETY: the caller's contract; the slice's last use is before the
+    // stores below, which may overwrite the same bytes (open in place).
+    let mut lanes = hash.map(|h| {
+        let data = unsafe { h.bytes() };
+        (data, poly.lanes_begin(data.len() / 32))
+    });
     for round in 0..8 {
         double_round(&mut x, poly, lanes.as_mut(), 2 * round);
     }

@@ -8,7 +8,7 @@
 use core::arch::x86_64::*;
 
 use super::poly1305::{Lanes, Poly1305};
-use super::x86_avx2::{crypt, Direction, State, Wide};
+use super::x86_avx2::{crypt, Direction, Hash, State, Wide};
 use crate::aead::{NONCE_LEN, TAG_LEN};
 
 /// # Safety
@@ -103,7 +103,7 @@ impl Wide for Avx512 {
         input: *const u8,
         output: *mut u8,
         poly: &mut Poly1305,
-        hash: Option<&[u8]>,
+        hash: Option<Hash>,
     ) {
         let w = &state.words;
         let mut x = [_mm512_setzero_si512(); 16];
@@ -115,7 +115,12 @@ impl Wide for Avx512 {
         let x12 = x[12];
         // Up to 32 Poly1305 lane steps: three per double round, spread
         // between the quarter rounds, and the last two after them.
-        let mut lanes = hash.map(|data| (data, poly.lanes_begin(data.len() / 32)));
+        // SAFETY: the caller's contract; the slice's last use is before the
+        // stores below, which may overwrite the same bytes (open in place).
+        let mut lanes = hash.map(|h| {
+            let data = unsafe { h.bytes() };
+            (data, poly.lanes_begin(data.len() / 32))
+        });
         for round in 0..10 {
             let [x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10, x11, x12, x13, x14, x15] = &mut x;
             quarter(x0, x4, x8, x12);

@@ -7,7 +7,7 @@
 use core::arch::x86_64::*;
 
 use super::poly1305::Poly1305;
-use super::x86_avx2::{crypt, Direction, State, Wide};
+use super::x86_avx2::{crypt, Direction, Hash, State, Wide};
 use crate::aead::{NONCE_LEN, TAG_LEN};
 
 /// # Safety
@@ -81,7 +81,7 @@ impl Wide for Ssse3 {
         input: *const u8,
         output: *mut u8,
         poly: &mut Poly1305,
-        hash: Option<&[u8]>,
+        hash: Option<Hash>,
     ) {
         let w = &state.words;
         let mut x = [_mm_setzero_si128(); 16];
@@ -90,7 +90,9 @@ impl Wide for Ssse3 {
         }
         x[12] = _mm_add_epi32(_mm_set1_epi32(counter as i32), _mm_set_epi32(3, 2, 1, 0));
         let x12 = x[12];
-        let hashed = hash;
+        // SAFETY: the caller's contract; the slice's last use is before the
+        // stores below, which may overwrite the same bytes (open in place).
+        let hashed = hash.map(|h| unsafe { h.bytes() });
         debug_assert!(hashed.is_none_or(|h| h.len() <= 256));
         for round in 0..10 {
             let [x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10, x11, x12, x13, x14, x15] = &mut x;
