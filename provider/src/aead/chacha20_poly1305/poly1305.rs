@@ -42,14 +42,6 @@ pub(super) struct Lanes {
 /// Fewest blocks worth two lanes (a shorter run would not repay r^L).
 const MIN_LANES_RUN: usize = 8;
 
-impl Lanes {
-    /// Steps in the run (L).
-    #[inline(always)]
-    pub(super) fn len(&self) -> usize {
-        self.len
-    }
-}
-
 impl Drop for Lanes {
     fn drop(&mut self) {
         self.a.zeroize();
@@ -180,9 +172,14 @@ impl Poly1305 {
     }
 
     /// Step `i` of a run starting at `run`: lane A absorbs block `i`, lane B
-    /// block `len + i`.
+    /// block `len + i`. Steps from `len` on do nothing: the stitched kernels
+    /// have a fixed number of step slots, and a whole batch's constant
+    /// length folds this check away.
     #[inline(always)]
     pub(super) fn lane_step(&self, lanes: &mut Lanes, run: &[u8], i: usize) {
+        if i >= lanes.len {
+            return;
+        }
         lanes.a = self.mul_r(add_block(lanes.a, &run[16 * i..]));
         lanes.b = self.mul_r(add_block(lanes.b, &run[16 * (lanes.len + i)..]));
     }

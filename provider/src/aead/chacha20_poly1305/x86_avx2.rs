@@ -293,9 +293,7 @@ pub(super) unsafe fn crypt<W: Wide>(
     };
     buf[from_src..src.len()].copy_from_slice(&src[from_src..]);
 
-    // Keystream scratch. Wiped with one memset at the end (behind
-    // `black_box` so it is not elided): `Zeroizing` would write it a
-    // volatile byte at a time, which cost more than a short record.
+    // Keystream scratch, wiped at the end.
     let mut ks = [0u8; MAX_BATCH];
     // Pass 0: block 0 (the Poly1305 key) and the head's keystream. It
     // hashes nothing, so its Poly1305 state is a placeholder.
@@ -356,29 +354,20 @@ pub(super) unsafe fn crypt<W: Wide>(
         }
     }
     // Tail: less than a batch, with the cheapest keystream that covers it.
+    let len = n - off;
     if head_in_tail {
-        let len = n - off;
         let mut tail_ks = [0u8; 512];
         W::keystream_hashing(&state, counter, &mut tail_ks, &mut poly, &buf[..head]);
         if dir == Direction::Open {
             let p = buf.as_mut_ptr();
             W::xor(p, p, &ks[64..64 + head]);
         }
-        let chunk = &mut buf[off..];
-        if dir == Direction::Open {
-            poly.padded(chunk);
-        }
-        let p = chunk.as_mut_ptr();
-        W::xor(p, p, &tail_ks[..len]);
-        if dir == Direction::Seal {
-            poly.padded(chunk);
-        }
-        tail_ks.fill(0);
-        core::hint::black_box(&tail_ks);
-    } else if off < n {
-        let len = n - off;
+        crypt_chunk::<W>(&mut poly, dir, &mut buf[off..], &tail_ks[..len]);
+        wipe(&mut tail_ks);
+    } else {
         match len {
-            0..=128 => W::keystream_small(&state, counter, &mut ks[..128]),
+            0 => {}
+            1..=128 => W::keystream_small(&state, counter, &mut ks[..128]),
             129..=256 => W::keystream_small(&state, counter, &mut ks[..256]),
             // Without a batch to hash alongside, 8 blocks in the
             // horizontal layout beat a wide pass.
@@ -390,25 +379,36 @@ pub(super) unsafe fn crypt<W: Wide>(
                 W::blocks(&state, counter, ks_ptr, ks_ptr, &mut poly, hash);
             }
         }
-        if let Some(p) = prev.take() {
+        if let Some(p) = prev {
             poly.blocks(&buf[p..p + batch]);
         }
-        let chunk = &mut buf[off..];
-        if dir == Direction::Open {
-            poly.padded(chunk);
-        }
-        let p = chunk.as_mut_ptr();
-        W::xor(p, p, &ks[..len]);
-        if dir == Direction::Seal {
-            poly.padded(chunk);
-        }
+        crypt_chunk::<W>(&mut poly, dir, &mut buf[off..], &ks[..len]);
     }
-    if let Some(p) = prev {
-        poly.blocks(&buf[p..p + batch]);
-    }
-    ks.fill(0);
-    core::hint::black_box(&ks);
+    wipe(&mut ks);
     finish(poly, aad.len(), n)
+}
+
+/// XORs `chunk` with `ks` in place and absorbs the ciphertext into Poly1305:
+/// before the XOR when opening, after it when sealing.
+#[inline(always)]
+unsafe fn crypt_chunk<W: Wide>(poly: &mut Poly1305, dir: Direction, chunk: &mut [u8], ks: &[u8]) {
+    if dir == Direction::Open {
+        poly.padded(chunk);
+    }
+    let p = chunk.as_mut_ptr();
+    W::xor(p, p, ks);
+    if dir == Direction::Seal {
+        poly.padded(chunk);
+    }
+}
+
+/// Clears keystream scratch with one memset, behind `black_box` so it is
+/// not elided. (`Zeroizing` would write it a volatile byte at a time, which
+/// cost more than a short record.)
+#[inline(always)]
+fn wipe(scratch: &mut [u8]) {
+    scratch.fill(0);
+    core::hint::black_box(scratch);
 }
 
 /// Records of at most `SMALL` bytes: one horizontal call of 2, 4 or 8
@@ -434,16 +434,8 @@ unsafe fn crypt_small<W: Wide>(
     W::keystream_small(state, 0, &mut ks[..used]);
     let mut poly = Poly1305::new(ks[..32].try_into().expect("32 bytes"));
     poly.padded(aad);
-    if dir == Direction::Open {
-        poly.padded(buf);
-    }
-    let p = buf.as_mut_ptr();
-    W::xor(p, p, &ks[64..64 + n]);
-    if dir == Direction::Seal {
-        poly.padded(buf);
-    }
-    ks.fill(0);
-    core::hint::black_box(&ks);
+    crypt_chunk::<W>(&mut poly, dir, buf, &ks[64..64 + n]);
+    wipe(&mut ks);
     finish(poly, aad.len(), n)
 }
 
@@ -573,6 +565,14 @@ pub(super) unsafe fn horizontal<const SETS: usize>(state: &State, counter: u32, 
     }
 }
 
+/// Poly1305 lane step `i` of the run a wide kernel hashes, if it hashes one.
+#[inline(always)]
+pub(super) fn stitch(poly: &Poly1305, lanes: Option<&mut (&[u8], Lanes)>, i: usize) {
+    if let Some((data, lanes)) = lanes {
+        poly.lane_step(lanes, data, i);
+    }
+}
+
 /// One double round on the vertical state, with Poly1305 lane steps
 /// `step` and `step + 1` (if `lanes` is given) between the quarter rounds.
 #[inline(always)]
@@ -585,20 +585,12 @@ unsafe fn double_round(
     let [x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10, x11, x12, x13, x14, x15] = x;
     quarter(x0, x4, x8, x12);
     quarter(x1, x5, x9, x13);
-    if let Some((data, lanes)) = lanes.as_deref_mut() {
-        if step < lanes.len() {
-            poly.lane_step(lanes, data, step);
-        }
-    }
+    stitch(poly, lanes.as_deref_mut(), step);
     quarter(x2, x6, x10, x14);
     quarter(x3, x7, x11, x15);
     quarter(x0, x5, x10, x15);
     quarter(x1, x6, x11, x12);
-    if let Some((data, lanes)) = lanes {
-        if step + 1 < lanes.len() {
-            poly.lane_step(lanes, data, step + 1);
-        }
-    }
+    stitch(poly, lanes, step + 1);
     quarter(x2, x7, x8, x13);
     quarter(x3, x4, x9, x14);
 }

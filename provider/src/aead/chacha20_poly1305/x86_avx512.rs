@@ -7,8 +7,8 @@
 
 use core::arch::x86_64::*;
 
-use super::poly1305::{Lanes, Poly1305};
-use super::x86_avx2::{crypt, Direction, Hash, State, Wide};
+use super::poly1305::Poly1305;
+use super::x86_avx2::{crypt, stitch, Direction, Hash, State, Wide};
 use crate::aead::{NONCE_LEN, TAG_LEN};
 
 /// # Safety
@@ -51,16 +51,6 @@ unsafe fn quarter(a: &mut __m512i, b: &mut __m512i, c: &mut __m512i, d: &mut __m
     *b = _mm512_rol_epi32::<7>(_mm512_xor_si512(*b, *c));
 }
 
-/// Poly1305 lane step `i`, if this batch hashes anything.
-#[inline(always)]
-fn step(poly: &Poly1305, lanes: Option<&mut (&[u8], Lanes)>, i: usize) {
-    if let Some((data, lanes)) = lanes {
-        if i < lanes.len() {
-            poly.lane_step(lanes, data, i);
-        }
-    }
-}
-
 impl Wide for Avx512 {
     const BLOCKS: usize = 16;
 
@@ -76,11 +66,7 @@ impl Wide for Avx512 {
     ) {
         debug_assert!(hash.len().is_multiple_of(32) && hash.len() <= 1024);
         let mut lanes = poly.lanes_begin(hash.len() / 32);
-        horizontal_hashing::<2>(state, counter, out, |i| {
-            if i < lanes.len() {
-                poly.lane_step(&mut lanes, hash, i);
-            }
-        });
+        horizontal_hashing::<2>(state, counter, out, |i| poly.lane_step(&mut lanes, hash, i));
         poly.lanes_end(lanes);
     }
 
@@ -125,18 +111,18 @@ impl Wide for Avx512 {
             let [x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10, x11, x12, x13, x14, x15] = &mut x;
             quarter(x0, x4, x8, x12);
             quarter(x1, x5, x9, x13);
-            step(poly, lanes.as_mut(), 3 * round);
+            stitch(poly, lanes.as_mut(), 3 * round);
             quarter(x2, x6, x10, x14);
             quarter(x3, x7, x11, x15);
             quarter(x0, x5, x10, x15);
-            step(poly, lanes.as_mut(), 3 * round + 1);
+            stitch(poly, lanes.as_mut(), 3 * round + 1);
             quarter(x1, x6, x11, x12);
             quarter(x2, x7, x8, x13);
-            step(poly, lanes.as_mut(), 3 * round + 2);
+            stitch(poly, lanes.as_mut(), 3 * round + 2);
             quarter(x3, x4, x9, x14);
         }
-        step(poly, lanes.as_mut(), 30);
-        step(poly, lanes.as_mut(), 31);
+        stitch(poly, lanes.as_mut(), 30);
+        stitch(poly, lanes.as_mut(), 31);
         if let Some((_, lanes)) = lanes {
             poly.lanes_end(lanes);
         }
