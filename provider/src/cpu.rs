@@ -6,6 +6,7 @@
 //! AMD Zen 3, which run the 256-bit forms perfectly well.
 
 /// What the AEAD backends need to know about this CPU.
+#[cfg(target_arch = "x86_64")]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Features {
     /// AES-NI and PCLMULQDQ with SSSE3 (the 128-bit AES-GCM engine).
@@ -29,6 +30,7 @@ cpufeatures::new!(cpuid_avx2, "avx", "avx2", "bmi2", "adx");
 #[cfg(target_arch = "x86_64")]
 cpufeatures::new!(cpuid_ssse3, "ssse3");
 
+#[cfg(target_arch = "x86_64")]
 impl Features {
     /// Detects this CPU's features (cached by `cpufeatures` and `std`).
     #[cfg(target_arch = "x86_64")]
@@ -54,27 +56,21 @@ impl Features {
             ssse3,
         }
     }
+}
 
-    /// Detects this CPU's features: no accelerated backends off x86-64 yet.
-    #[cfg(not(target_arch = "x86_64"))]
-    pub(crate) fn get() -> Self {
-        Self::default()
+/// Whether this CPU has AES hardware, which decides suite order.
+pub(crate) fn has_aes_hardware() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        cpuid_aes_clmul::get()
     }
-
-    /// Whether this CPU has AES hardware, which decides suite order.
-    pub(crate) fn has_aes_hardware() -> bool {
-        #[cfg(target_arch = "x86_64")]
-        {
-            cpuid_aes_clmul::get()
-        }
-        #[cfg(target_arch = "aarch64")]
-        {
-            std::arch::is_aarch64_feature_detected!("aes")
-                && std::arch::is_aarch64_feature_detected!("pmull")
-        }
-        #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-        {
-            false
-        }
+    #[cfg(target_arch = "aarch64")]
+    {
+        std::arch::is_aarch64_feature_detected!("aes")
+            && std::arch::is_aarch64_feature_detected!("pmull")
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    {
+        false
     }
 }

@@ -3,6 +3,7 @@
 
 use rustls_fusion::aead::{Aes128Gcm, Aes256Gcm, Backend, ChaCha20Poly1305};
 
+#[cfg(target_arch = "x86_64")]
 fn cpuinfo_flags() -> Vec<String> {
     std::fs::read_to_string("/proc/cpuinfo")
         .unwrap_or_default()
@@ -12,6 +13,7 @@ fn cpuinfo_flags() -> Vec<String> {
         .unwrap_or_default()
 }
 
+#[cfg(target_arch = "x86_64")]
 #[test]
 fn vaes_cpus_get_the_vaes_engine() {
     let flags = cpuinfo_flags();
@@ -42,7 +44,7 @@ fn vaes_cpus_get_the_vaes_engine() {
 #[test]
 fn every_listed_backend_can_be_forced_and_others_cannot() {
     for backend in [
-        Backend::Portable,
+        Backend::Base,
         Backend::X86AesNi,
         Backend::X86Vaes,
         Backend::X86Vaes512,
@@ -66,5 +68,17 @@ fn every_listed_backend_can_be_forced_and_others_cannot() {
         }
     }
     assert!(ChaCha20Poly1305::with_backend(&[1; 32], Backend::X86Vaes).is_none());
-    assert_eq!(Aes128Gcm::backends().last(), Some(&Backend::Portable));
+    assert_eq!(Aes128Gcm::backends().last(), Some(&Backend::Base));
+}
+
+/// Off x86-64 no engine of ours runs: record protection is the base
+/// provider's own AEAD, and nothing else is listed.
+#[cfg(not(target_arch = "x86_64"))]
+#[test]
+fn base_provider_aead_everywhere_else() {
+    assert_eq!(Aes128Gcm::backends(), [Backend::Base]);
+    assert_eq!(Aes256Gcm::backends(), [Backend::Base]);
+    assert_eq!(ChaCha20Poly1305::backends(), [Backend::Base]);
+    assert_eq!(Aes128Gcm::new(&[0; 16]).backend(), Backend::Base);
+    assert_eq!(ChaCha20Poly1305::new(&[0; 32]).backend(), Backend::Base);
 }

@@ -1,4 +1,5 @@
-//! Differential tests against ring and aws-lc-rs on every backend: random
+//! Differential tests against ring and aws-lc-rs (and RustCrypto up to 4200
+//! bytes) on every backend: random
 //! keys, nonces, AAD of 0–64 bytes and lengths from 0 to 20 000, sealed in
 //! place and out of place from unaligned slices, and opened; tampering with
 //! ciphertext, tag or AAD must fail and leave the buffer zeroed.
@@ -39,6 +40,13 @@ fn matches_ring_and_aws_lc_rs() {
                 alg.aws_lc_seal(&key_bytes, &nonce, &aad, &pt),
                 "references disagree: {what}"
             );
+            if len <= 4200 {
+                assert_eq!(
+                    expected,
+                    alg.rustcrypto_seal(&key_bytes, &nonce, &aad, &pt),
+                    "RustCrypto disagrees: {what}"
+                );
+            }
             assert_eq!(
                 key.seal(&nonce, &aad, &pt),
                 expected,

@@ -19,8 +19,8 @@
 //! ```
 
 mod aes_gcm;
+mod base;
 mod chacha20_poly1305;
-mod portable;
 
 use core::fmt;
 
@@ -37,9 +37,11 @@ pub const TAG_LEN: usize = 16;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Backend {
-    /// Portable constant-time code (RustCrypto's audited `aes-gcm` and
-    /// `chacha20poly1305`); runs everywhere.
-    Portable,
+    /// The base provider's own AEAD: aws-lc-rs's (default feature) or
+    /// ring's (feature `ring`), the code the replaced provider runs. Listed
+    /// everywhere, last; chosen where none of our engines runs (every
+    /// target but x86-64, and x86-64 CPUs without their features).
+    Base,
     /// AES-GCM on AES-NI + PCLMULQDQ, 128-bit registers (x86-64).
     X86AesNi,
     /// AES-GCM on VAES + VPCLMULQDQ, 256-bit AVX2 registers (x86-64).
@@ -58,7 +60,7 @@ impl Backend {
     /// A short, stable name (used in bench ids and test names).
     pub fn name(self) -> &'static str {
         match self {
-            Self::Portable => "portable",
+            Self::Base => "base",
             Self::X86AesNi => "x86-aesni",
             Self::X86Vaes => "x86-vaes",
             Self::X86Vaes512 => "x86-vaes512",
@@ -90,6 +92,7 @@ impl fmt::Display for OpenError {
 impl std::error::Error for OpenError {}
 
 /// Compares two tags in constant time.
+#[cfg(target_arch = "x86_64")]
 pub(crate) fn ct_eq(a: &[u8; TAG_LEN], b: &[u8; TAG_LEN]) -> bool {
     let diff = a.iter().zip(b).fold(0u8, |d, (x, y)| d | (x ^ y));
     core::hint::black_box(diff) == 0
@@ -156,7 +159,7 @@ macro_rules! aead_type {
                 <$engine as $crate::aead::Engine>::new(key, backend).map(Self)
             }
 
-            /// The backends this CPU runs, best first (`Portable` is always last).
+            /// The backends this CPU runs, best first (`Base` is always last).
             pub fn backends() -> Vec<Backend> {
                 <$engine as $crate::aead::Engine>::backends()
             }

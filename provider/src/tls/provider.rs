@@ -13,7 +13,7 @@ use rustls::SupportedCipherSuite;
 use super::record::{AeadChoice, AeadKind};
 use super::suites::{ALL_CIPHER_SUITES, RECIPES};
 use crate::aead::{Aes128Gcm, Backend, ChaCha20Poly1305};
-use crate::cpu::Features;
+use crate::cpu;
 
 /// Our nine suites with the base provider's key exchange groups, signature
 /// verification, key provider and random source.
@@ -68,7 +68,7 @@ pub fn provider_with_backends(
 
 fn with_suites(suites: &[SupportedCipherSuite]) -> CryptoProvider {
     let mut cipher_suites = suites.to_vec();
-    if !Features::has_aes_hardware() {
+    if !cpu::has_aes_hardware() {
         // Stable sort: keeps TLS 1.3 before TLS 1.2 and the rest in order.
         cipher_suites.sort_by_key(|s| !is_chacha(s));
         cipher_suites.sort_by_key(|s| s.tls13().is_none());

@@ -69,8 +69,8 @@ impl Alg {
         };
         assert_eq!(
             backends.last(),
-            Some(&Backend::Portable),
-            "portable is always available, last"
+            Some(&Backend::Base),
+            "the base provider's AEAD is always available, last"
         );
         backends
     }
@@ -106,6 +106,34 @@ impl Alg {
     /// aws-lc-rs's reference seal: ciphertext || tag.
     pub fn aws_lc_seal(self, key: &[u8], nonce: &[u8; 12], aad: &[u8], pt: &[u8]) -> Vec<u8> {
         reference_seal!(aws_lc_rs, self, key, nonce, aad, pt)
+    }
+
+    /// RustCrypto's reference seal (`aes-gcm`, `chacha20poly1305`): a third,
+    /// independent oracle.
+    pub fn rustcrypto_seal(self, key: &[u8], nonce: &[u8; 12], aad: &[u8], pt: &[u8]) -> Vec<u8> {
+        use aes_gcm::aead::{AeadInOut, KeyInit};
+        fn seal<C: AeadInOut + KeyInit>(
+            key: &[u8],
+            nonce: &[u8; 12],
+            aad: &[u8],
+            pt: &[u8],
+        ) -> Vec<u8> {
+            let mut out = pt.to_vec();
+            let cipher = C::new_from_slice(key).unwrap();
+            let nonce = nonce.as_slice().try_into().unwrap();
+            let tag = cipher
+                .encrypt_inout_detached(nonce, aad, out.as_mut_slice().into())
+                .unwrap();
+            out.extend_from_slice(&tag);
+            out
+        }
+        match self {
+            Self::Aes128Gcm => seal::<aes_gcm::Aes128Gcm>(key, nonce, aad, pt),
+            Self::Aes256Gcm => seal::<aes_gcm::Aes256Gcm>(key, nonce, aad, pt),
+            Self::ChaCha20Poly1305 => {
+                seal::<chacha20poly1305::ChaCha20Poly1305>(key, nonce, aad, pt)
+            }
+        }
     }
 
     /// aws-lc-rs's reference open of ciphertext || tag.

@@ -2,7 +2,7 @@
 //!
 //! Backends, best first: `X86Vaes512` (VAES + VPCLMULQDQ on zmm, where
 //! AVX-512 is present), `X86Vaes` (the same on ymm), `X86AesNi` (AES-NI +
-//! PCLMULQDQ on xmm), `Portable` (RustCrypto, constant time).
+//! PCLMULQDQ on xmm), `Base` (the base provider's AES-GCM).
 
 #[cfg(target_arch = "x86_64")]
 mod x86_64;
@@ -13,15 +13,14 @@ mod x86_vaes;
 #[cfg(target_arch = "x86_64")]
 mod x86_vaes512;
 
-use super::portable::Portable;
+use super::base::{self, Base};
 use super::{aead_type, Backend, Engine, OpenError, NONCE_LEN, TAG_LEN};
 #[cfg(target_arch = "x86_64")]
 use crate::cpu::Features;
 
 /// The AES-GCM engines for one key size (`KEY_LEN` 16 or 32).
 pub(crate) enum AesGcm<const KEY_LEN: usize> {
-    Portable128(Portable<aes_gcm::Aes128Gcm>),
-    Portable256(Portable<aes_gcm::Aes256Gcm>),
+    Base(Base),
     #[cfg(target_arch = "x86_64")]
     AesNi128(x86_aesni::Key<10>),
     #[cfg(target_arch = "x86_64")]
@@ -40,8 +39,7 @@ pub(crate) enum AesGcm<const KEY_LEN: usize> {
 macro_rules! each_engine {
     ($self:expr, $k:ident => $body:expr) => {
         match $self {
-            Self::Portable128($k) => $body,
-            Self::Portable256($k) => $body,
+            Self::Base($k) => $body,
             #[cfg(target_arch = "x86_64")]
             Self::AesNi128($k) => $body,
             #[cfg(target_arch = "x86_64")]
@@ -76,7 +74,7 @@ impl<const KEY_LEN: usize> Engine for AesGcm<KEY_LEN> {
                 backends.push(Backend::X86AesNi);
             }
         }
-        backends.push(Backend::Portable);
+        backends.push(Backend::Base);
         backends
     }
 
@@ -87,8 +85,8 @@ impl<const KEY_LEN: usize> Engine for AesGcm<KEY_LEN> {
             _ => unreachable!("AES-GCM keys are 16 or 32 bytes"),
         };
         Some(match (backend, aes128) {
-            (Backend::Portable, true) => Self::Portable128(Portable::new(key)),
-            (Backend::Portable, false) => Self::Portable256(Portable::new(key)),
+            (Backend::Base, true) => Self::Base(Base::new(base::Alg::Aes128Gcm, key)),
+            (Backend::Base, false) => Self::Base(Base::new(base::Alg::Aes256Gcm, key)),
             #[cfg(target_arch = "x86_64")]
             (Backend::X86AesNi, true) => Self::AesNi128(x86_aesni::Key::new(key)?),
             #[cfg(target_arch = "x86_64")]
@@ -108,7 +106,7 @@ impl<const KEY_LEN: usize> Engine for AesGcm<KEY_LEN> {
 
     fn backend(&self) -> Backend {
         match self {
-            Self::Portable128(_) | Self::Portable256(_) => Backend::Portable,
+            Self::Base(_) => Backend::Base,
             #[cfg(target_arch = "x86_64")]
             Self::AesNi128(_) | Self::AesNi256(_) => Backend::X86AesNi,
             #[cfg(target_arch = "x86_64")]

@@ -2,9 +2,10 @@
 //!
 //! Backends, best first: `X86Avx512` (16-way AVX-512 ChaCha20 stitched with
 //! scalar Poly1305), `X86Avx2` (the same 8-way on AVX2), `X86Ssse3` (4-way
-//! on SSSE3, for x86-64 CPUs without AVX2), `Portable` (RustCrypto,
-//! constant time).
+//! on SSSE3, for x86-64 CPUs without AVX2), `Base` (the base provider's
+//! ChaCha20-Poly1305).
 
+#[cfg(target_arch = "x86_64")]
 mod poly1305;
 #[cfg(target_arch = "x86_64")]
 mod x86_avx2;
@@ -13,14 +14,14 @@ mod x86_avx512;
 #[cfg(target_arch = "x86_64")]
 mod x86_ssse3;
 
-use super::portable::Portable;
+use super::base::{self, Base};
 use super::{aead_type, Backend, Engine, OpenError, NONCE_LEN, TAG_LEN};
 #[cfg(target_arch = "x86_64")]
 use crate::cpu::Features;
 
 /// The ChaCha20-Poly1305 engines.
 pub(crate) enum Engines {
-    Portable(Portable<chacha20poly1305::ChaCha20Poly1305>),
+    Base(Base),
     #[cfg(target_arch = "x86_64")]
     Avx2(x86_avx2::Key<{ x86_avx2::AVX2 }>),
     #[cfg(target_arch = "x86_64")]
@@ -47,13 +48,13 @@ impl Engine for Engines {
                 backends.push(Backend::X86Ssse3);
             }
         }
-        backends.push(Backend::Portable);
+        backends.push(Backend::Base);
         backends
     }
 
     fn new(key: &[u8; 32], backend: Backend) -> Option<Self> {
         match backend {
-            Backend::Portable => Some(Self::Portable(Portable::new(key))),
+            Backend::Base => Some(Self::Base(Base::new(base::Alg::ChaCha20Poly1305, key))),
             #[cfg(target_arch = "x86_64")]
             Backend::X86Avx2 => x86_avx2::Key::new(key).map(Self::Avx2),
             #[cfg(target_arch = "x86_64")]
@@ -66,7 +67,7 @@ impl Engine for Engines {
 
     fn backend(&self) -> Backend {
         match self {
-            Self::Portable(_) => Backend::Portable,
+            Self::Base(_) => Backend::Base,
             #[cfg(target_arch = "x86_64")]
             Self::Avx2(_) => Backend::X86Avx2,
             #[cfg(target_arch = "x86_64")]
@@ -84,7 +85,7 @@ impl Engine for Engines {
         buf: &mut [u8],
     ) -> [u8; TAG_LEN] {
         match self {
-            Self::Portable(k) => k.seal(nonce, aad, src, buf),
+            Self::Base(k) => k.seal(nonce, aad, src, buf),
             #[cfg(target_arch = "x86_64")]
             Self::Avx2(k) => k.seal(nonce, aad, src, buf),
             #[cfg(target_arch = "x86_64")]
@@ -102,7 +103,7 @@ impl Engine for Engines {
         tag: &[u8; TAG_LEN],
     ) -> Result<(), OpenError> {
         match self {
-            Self::Portable(k) => k.open(nonce, aad, buf, tag),
+            Self::Base(k) => k.open(nonce, aad, buf, tag),
             #[cfg(target_arch = "x86_64")]
             Self::Avx2(k) => k.open(nonce, aad, buf, tag),
             #[cfg(target_arch = "x86_64")]
