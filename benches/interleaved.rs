@@ -1,10 +1,24 @@
-//! ChaCha20-Poly1305 ratios against ring with interleaved timing: every
-//! implementation runs a short burst in turn, 25 rounds, and the best burst
-//! of each counts. On a noisy VM this gives steadier ratios than criterion's
+//! AEAD ratios with interleaved timing: every implementation runs a short
+//! burst in turn, 25 rounds, and the best burst of each counts. On a noisy
+//! VM this gives far steadier ratios than criterion's
 //! one-implementation-at-a-time runs (use both; never assert on either).
 //!
-//! `cargo bench -p rustls-fusion-benches --bench interleaved -- [sizes] [backend filter]`,
-//! e.g. `-- 16,1350,16384 avx`; `OPEN=1` times open instead of seal.
+//! ```text
+//! taskset -c 1 cargo bench -p rustls-fusion-benches --bench interleaved -- [sizes] [algs] [backends]
+//! CPU_CLASS=avx2 taskset -c 1 cargo bench -p rustls-fusion-benches --bench interleaved
+//! ```
+//! - `sizes`: comma-separated record sizes (default 16,64,256,1350,8192,16384);
+//! - `algs`: any of `aes128,aes256,chacha` (default all three);
+//! - `backends`: a filter on our backend names (default: all this CPU runs).
+//!
+//! `CPU_CLASS=avx512|avx2|aesni` (see `lib.rs`) times only our engine for
+//! that class, against aws-lc-rs limited to the class (`OPENSSL_ia32cap`)
+//! and against ring where ring's code for the class runs here. Each row
+//! prints ns per record for seal and open (5-byte AAD, in place; an open
+//! first restores the ciphertext, in every implementation alike) and our
+//! ratio to the best reference, the median over the rounds of the ratio
+//! within each round: above 1.00 is faster.
+//!
 //! `TLS=1` instead times rustls-level writes (client seals, server opens;
 //! see `tls_link.rs`) for the TLS 1.3 ChaCha20-Poly1305 and AES-128-GCM
 //! suites on rustls-fusion, aws-lc-rs and ring.
@@ -15,101 +29,292 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use rustls::crypto::CryptoProvider;
-use rustls_fusion::aead::ChaCha20Poly1305;
+use rustls_fusion::aead::{Aes128Gcm, Aes256Gcm, Backend, ChaCha20Poly1305};
+use rustls_fusion_benches::{class_from_env, Class};
 use tls_link::{own_suite, providers, Link};
 
+const NONCE: [u8; 12] = [7; 12];
+/// Rounds of bursts per size and operation.
+const ROUNDS: usize = 25;
+const AAD: [u8; 5] = [0x17, 3, 3, 0x40, 0x11];
+
+#[derive(Clone, Copy, PartialEq)]
+enum Alg {
+    Aes128,
+    Aes256,
+    ChaCha,
+}
+
+impl Alg {
+    fn name(self) -> &'static str {
+        match self {
+            Self::Aes128 => "aes128",
+            Self::Aes256 => "aes256",
+            Self::ChaCha => "chacha",
+        }
+    }
+}
+
+/// One implementation under test. An enum, not a trait object: every
+/// implementation pays the same predictable match per call. (ring's key is
+/// inline and large; boxing it would add an indirection only ring pays.)
+#[allow(clippy::large_enum_variant)]
+enum Imp {
+    Aes128(Aes128Gcm),
+    Aes256(Aes256Gcm),
+    ChaCha(ChaCha20Poly1305),
+    Ring(ring::aead::LessSafeKey),
+    AwsLc(aws_lc_rs::aead::LessSafeKey),
+}
+
+macro_rules! less_safe_key {
+    ($krate:ident, $alg:expr, $key:expr) => {{
+        use $krate::aead;
+        let alg = match $alg {
+            Alg::Aes128 => &aead::AES_128_GCM,
+            Alg::Aes256 => &aead::AES_256_GCM,
+            Alg::ChaCha => &aead::CHACHA20_POLY1305,
+        };
+        aead::LessSafeKey::new(aead::UnboundKey::new(alg, $key).unwrap())
+    }};
+}
+
+impl Imp {
+    fn ours(alg: Alg, key: &[u8], backend: Backend) -> Self {
+        match alg {
+            Alg::Aes128 => {
+                Self::Aes128(Aes128Gcm::with_backend(key.try_into().unwrap(), backend).unwrap())
+            }
+            Alg::Aes256 => {
+                Self::Aes256(Aes256Gcm::with_backend(key.try_into().unwrap(), backend).unwrap())
+            }
+            Alg::ChaCha => Self::ChaCha(
+                ChaCha20Poly1305::with_backend(key.try_into().unwrap(), backend).unwrap(),
+            ),
+        }
+    }
+
+    #[inline(always)]
+    fn seal(&self, buf: &mut [u8]) -> [u8; 16] {
+        let aad = black_box(&AAD);
+        match self {
+            Self::Aes128(k) => k.seal_in_place(&NONCE, aad, buf),
+            Self::Aes256(k) => k.seal_in_place(&NONCE, aad, buf),
+            Self::ChaCha(k) => k.seal_in_place(&NONCE, aad, buf),
+            Self::Ring(k) => {
+                use ring::aead::{Aad, Nonce};
+                let nonce = Nonce::assume_unique_for_key(NONCE);
+                let tag = k.seal_in_place_separate_tag(nonce, Aad::from(aad), buf);
+                tag.unwrap().as_ref().try_into().unwrap()
+            }
+            Self::AwsLc(k) => {
+                use aws_lc_rs::aead::{Aad, Nonce};
+                let nonce = Nonce::assume_unique_for_key(NONCE);
+                let tag = k.seal_in_place_separate_tag(nonce, Aad::from(aad), buf);
+                tag.unwrap().as_ref().try_into().unwrap()
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn open(&self, buf: &mut [u8], tag: &[u8; 16]) -> bool {
+        let aad = black_box(&AAD);
+        match self {
+            Self::Aes128(k) => k.open_in_place(&NONCE, aad, buf, tag).is_ok(),
+            Self::Aes256(k) => k.open_in_place(&NONCE, aad, buf, tag).is_ok(),
+            Self::ChaCha(k) => k.open_in_place(&NONCE, aad, buf, tag).is_ok(),
+            Self::Ring(k) => {
+                use ring::aead::{Aad, Nonce, Tag};
+                let nonce = Nonce::assume_unique_for_key(NONCE);
+                k.open_in_place_separate_tag(nonce, Aad::from(aad), Tag::from(*tag), buf, 0..)
+                    .is_ok()
+            }
+            Self::AwsLc(k) => {
+                use aws_lc_rs::aead::{Aad, Nonce};
+                let nonce = Nonce::assume_unique_for_key(NONCE);
+                k.open_in_place_separate_tag(nonce, Aad::from(aad), tag, buf)
+                    .is_ok()
+            }
+        }
+    }
+}
+
 fn main() {
+    let class = class_from_env();
     if std::env::var_os("TLS").is_some() {
         return tls();
     }
-    let mut args = std::env::args().skip(1).filter(|a| a != "--bench");
-    let sizes: Vec<usize> = args.next().map_or(vec![16, 64, 256, 1350, 16384], |s| {
-        s.split(',')
-            .map(|x| x.parse().expect("sizes: numbers"))
-            .collect()
-    });
+    let mut args = std::env::args().skip(1).filter(|a| !a.starts_with("--"));
+    let sizes: Vec<usize> = args
+        .next()
+        .map_or(vec![16, 64, 256, 1350, 8192, 16384], |s| {
+            s.split(',')
+                .map(|x| x.parse().expect("sizes: numbers"))
+                .collect()
+        });
+    let algs: Vec<Alg> = args
+        .next()
+        .map_or(vec![Alg::Aes128, Alg::Aes256, Alg::ChaCha], |s| {
+            s.split(',')
+                .map(|a| match a {
+                    "aes128" => Alg::Aes128,
+                    "aes256" => Alg::Aes256,
+                    "chacha" => Alg::ChaCha,
+                    _ => panic!("algs: aes128, aes256, chacha"),
+                })
+                .collect()
+        });
     let filter = args.next().unwrap_or_default();
-    let open = std::env::var_os("OPEN").is_some();
-    let (key, nonce, aad) = ([0x42u8; 32], [7u8; 12], [0x17u8; 5]);
-    let ring_key = ring::aead::LessSafeKey::new(
-        ring::aead::UnboundKey::new(&ring::aead::CHACHA20_POLY1305, &key).unwrap(),
-    );
-    let ours: Vec<_> = ChaCha20Poly1305::backends()
-        .into_iter()
-        .filter(|b| b.to_string().contains(&filter.to_lowercase()))
-        .map(|b| (b, ChaCha20Poly1305::with_backend(&key, b).unwrap()))
-        .collect();
-    assert!(!ours.is_empty(), "no backend matches {filter:?}");
+    match class {
+        Some(c) => println!(
+            "CPU class {}: {}\nOPENSSL_ia32cap={}",
+            c.name,
+            c.cpus,
+            std::env::var("OPENSSL_ia32cap").unwrap_or_default()
+        ),
+        None => println!("no CPU_CLASS: every backend this CPU runs"),
+    }
     println!(
-        "{} ns per record, best of 25 interleaved bursts",
-        if open { "open" } else { "seal" }
+        "ns per record (5-byte AAD): the best of {ROUNDS} rounds of interleaved bursts of about \
+         BURST_US (500) µs each; ratio: the median over rounds of the best reference's time over ours"
     );
-    for &n in &sizes {
-        let mut buf = vec![0xabu8; n];
-        let tag = ours[0].1.seal_in_place(&nonce, &aad, &mut buf);
-        let sealed = buf.clone();
-        let mut ring_buf = [&sealed[..], &tag[..]].concat();
-        let iters = (1_000_000 / (n + 200)).max(100);
-        let mut best = vec![f64::MAX; ours.len() + 1];
-        for _ in 0..25 {
-            for (j, best) in best.iter_mut().enumerate() {
-                let t = Instant::now();
-                for _ in 0..iters {
-                    match (j, open) {
-                        (0, false) => {
-                            let nonce = ring::aead::Nonce::assume_unique_for_key(nonce);
-                            let aad = ring::aead::Aad::from(black_box(&aad));
-                            let _tag = black_box(
-                                ring_key
-                                    .seal_in_place_separate_tag(nonce, aad, &mut buf)
-                                    .unwrap(),
-                            );
-                        }
-                        (0, true) => {
-                            ring_buf[..n].copy_from_slice(&sealed);
-                            let nonce = ring::aead::Nonce::assume_unique_for_key(nonce);
-                            let aad = ring::aead::Aad::from(black_box(&aad));
-                            assert!(ring_key.open_in_place(nonce, aad, &mut ring_buf).is_ok());
-                        }
-                        (j, false) => {
-                            black_box(ours[j - 1].1.seal_in_place(
-                                &nonce,
-                                black_box(&aad),
-                                &mut buf,
-                            ));
-                        }
-                        (j, true) => {
+    for alg in algs {
+        run_alg(alg, &sizes, class, &filter);
+    }
+}
+
+fn run_alg(alg: Alg, sizes: &[usize], class: Option<&Class>, filter: &str) {
+    let key = vec![0x42u8; if alg == Alg::Aes128 { 16 } else { 32 }];
+    let ours: Vec<Backend> = match class {
+        Some(c) => vec![if alg == Alg::ChaCha { c.chacha } else { c.aes }],
+        None => match alg {
+            Alg::Aes128 => Aes128Gcm::backends(),
+            Alg::Aes256 => Aes256Gcm::backends(),
+            Alg::ChaCha => ChaCha20Poly1305::backends(),
+        },
+    }
+    .into_iter()
+    .filter(|b| b.name().contains(filter))
+    .collect();
+    let with_ring = class.is_none_or(|c| {
+        if alg == Alg::ChaCha {
+            c.ring_chacha
+        } else {
+            c.ring_aes
+        }
+    });
+    let mut imps: Vec<(String, Imp)> = vec![(
+        "aws-lc-rs".into(),
+        Imp::AwsLc(less_safe_key!(aws_lc_rs, alg, &key)),
+    )];
+    if with_ring {
+        imps.push(("ring".into(), Imp::Ring(less_safe_key!(ring, alg, &key))));
+    }
+    let refs = imps.len();
+    for b in ours {
+        imps.push((b.name().into(), Imp::ours(alg, &key, b)));
+    }
+    let mut header = format!("\n| {} | op |", alg.name());
+    let mut rule = "|---|---|".to_string();
+    for (name, _) in &imps {
+        header += &format!(" {name} |");
+        rule += "---|";
+    }
+    for (name, _) in &imps[refs..] {
+        header += &format!(" {name} ratio |");
+        rule += "---|";
+    }
+    println!("{header}\n{rule}");
+    for &n in sizes {
+        let mut pt = vec![0u8; n];
+        for (i, b) in pt.iter_mut().enumerate() {
+            *b = i as u8;
+        }
+        let mut sealed = pt.clone();
+        let tag = imps[0].1.seal(&mut sealed);
+        for (name, imp) in &imps {
+            let mut buf = pt.clone();
+            assert_eq!(imp.seal(&mut buf), tag, "{name} seals like aws-lc-rs");
+            assert!(imp.open(&mut buf, &tag) && buf == pt, "{name} opens");
+        }
+        let iters = burst_iters(&imps, n);
+        // times[op][imp][round]; the order of implementations rotates every
+        // round, so none always follows the same neighbour.
+        let mut times = vec![vec![Vec::with_capacity(ROUNDS); imps.len()]; 2];
+        let mut buf = sealed.clone();
+        for round in 0..ROUNDS {
+            for (op, is_seal) in [(0, true), (1, false)] {
+                for k in 0..imps.len() {
+                    let i = (k + round) % imps.len();
+                    let imp = &imps[i].1;
+                    let t = Instant::now();
+                    for _ in 0..iters {
+                        if is_seal {
+                            black_box(imp.seal(&mut buf));
+                        } else {
                             buf.copy_from_slice(&sealed);
-                            let key = &ours[j - 1].1;
-                            assert!(key
-                                .open_in_place(&nonce, black_box(&aad), &mut buf, &tag)
-                                .is_ok());
+                            assert!(imp.open(&mut buf, &tag));
                         }
                     }
+                    times[op][i].push(t.elapsed().as_nanos() as f64 / iters as f64);
                 }
-                *best = best.min(t.elapsed().as_nanos() as f64 / iters as f64);
             }
         }
-        let mut line = format!("{n:6} B  ring {:8.1}", best[0]);
-        for (j, (backend, _)) in ours.iter().enumerate() {
-            let t = best[j + 1];
-            line += &format!(" | {backend} {t:8.1} ({:.2}x ring)", best[0] / t);
+        for (op, op_name) in [(0, "seal"), (1, "open")] {
+            let mut line = format!("| {n} | {op_name} |");
+            for t in &times[op] {
+                line += &format!(" {:.1} |", t.iter().copied().fold(f64::MAX, f64::min));
+            }
+            for ours in &times[op][refs..] {
+                // Per round: the best reference over ours, both timed within
+                // the same round; the median of those ratios.
+                let mut ratios: Vec<f64> = (0..ROUNDS)
+                    .map(|r| {
+                        let best_ref = times[op][..refs]
+                            .iter()
+                            .map(|t| t[r])
+                            .fold(f64::MAX, f64::min);
+                        best_ref / ours[r]
+                    })
+                    .collect();
+                ratios.sort_by(f64::total_cmp);
+                line += &format!(" {:.2}× |", ratios[ROUNDS / 2]);
+            }
+            println!("{line}");
         }
-        println!("{line}");
     }
+}
+
+/// Iterations per burst: enough for about `BURST_US` microseconds (default
+/// 500) of the slowest implementation. Long bursts keep CPU frequency
+/// transitions (AVX-512 licence changes when 512-bit and narrower code take
+/// turns) from deciding a burst's time.
+fn burst_iters(imps: &[(String, Imp)], n: usize) -> usize {
+    let target: f64 = std::env::var("BURST_US")
+        .ok()
+        .map_or(500.0, |s| s.parse().expect("BURST_US: a number"));
+    let mut buf = vec![0u8; n];
+    let mut slowest = 0f64;
+    for (_, imp) in imps {
+        let t = Instant::now();
+        for _ in 0..20 {
+            black_box(imp.seal(&mut buf));
+        }
+        slowest = slowest.max(t.elapsed().as_nanos() as f64 / 20.0);
+    }
+    ((target * 1000.0 / slowest) as usize).max(5)
 }
 
 /// rustls-level writes, interleaved across the three providers.
 fn tls() {
-    let sizes: Vec<usize> =
-        std::env::args()
-            .skip(1)
-            .find(|a| a != "--bench")
-            .map_or(vec![64, 1024, 16384], |s| {
-                s.split(',')
-                    .map(|x| x.parse().expect("sizes: numbers"))
-                    .collect()
-            });
+    let sizes: Vec<usize> = std::env::args()
+        .skip(1)
+        .find(|a| !a.starts_with("--"))
+        .map_or(vec![64, 1024, 16384], |s| {
+            s.split(',')
+                .map(|x| x.parse().expect("sizes: numbers"))
+                .collect()
+        });
     let providers = providers();
     println!("ns per client write + server read, best of 15 interleaved bursts");
     for suite in [

@@ -29,29 +29,36 @@
 #![allow(unsafe_code)]
 
 use core::arch::x86_64::*;
+use core::marker::PhantomData;
 
 use zeroize::Zeroize;
 
 use crate::aead::{ct_eq, NONCE_LEN, TAG_LEN};
 
-/// Largest power of H kept per key.
-const POWERS: usize = 32;
 /// Records shorter than this take the short path.
 const SHORT: usize = 128;
 /// Most registers of AES state in one batch.
 const MAX_REGS: usize = 8;
 
-/// Per-key precomputation, built once; zeroized on drop.
-pub(super) struct KeyData {
-    /// AES round keys (11 for AES-128, 15 for AES-256).
+/// Per-key precomputation for lane type `V` and `NR` AES rounds, built once
+/// in its final allocation; zeroized on drop.
+///
+/// `P` powers of H are kept: as many as one batch hashes (`V::BATCH`), so a
+/// key costs only what its engine uses. `X` is `P` where the Karatsuba
+/// halves (`lo ^ hi` of each power) are stored, or 0 where they are computed
+/// from the power when loaded (one shuffle and one XOR per register), which
+/// keeps a key of the ymm engine within the size of ring's.
+pub(super) struct KeyData<V, const NR: usize, const P: usize, const X: usize> {
+    /// AES round keys (`NR + 1` used: 11 for AES-128, 15 for AES-256).
     rk: [[u8; 16]; 15],
-    /// Twisted H^32 … H^1 (index `POWERS - k` holds H^k).
-    h: [[u8; 16]; POWERS],
-    /// The same powers with both halves `lo ^ hi`, for Karatsuba.
-    hx: [[u8; 16]; POWERS],
+    /// Twisted H^P … H^1 (index `P - k` holds H^k).
+    h: [[u8; 16]; P],
+    /// The same powers with both halves `lo ^ hi`, for Karatsuba (if `X == P`).
+    hx: [[u8; 16]; X],
+    _lanes: PhantomData<V>,
 }
 
-impl Drop for KeyData {
+impl<V, const NR: usize, const P: usize, const X: usize> Drop for KeyData<V, NR, P, X> {
     fn drop(&mut self) {
         self.rk.zeroize();
         self.h.zeroize();
@@ -227,23 +234,39 @@ impl<V: Lanes> Acc<V> {
 
 /// Defines a backend's key type (which exists only where `$detected`
 /// holds) and its `#[target_feature]` entry points, instantiating the
-/// kernel with lane type `$lanes`.
+/// kernel with lane type `$lanes`, `$powers` powers of H per key and `$hx`
+/// stored Karatsuba halves (`$powers` or 0; see [`KeyData`]).
 macro_rules! x86_backend {
-    (features = $features:literal, lanes = $lanes:ty, detected = $detected:ident) => {
-        /// An AES-GCM key on this backend; `NR` is the number of AES rounds.
-        pub(crate) struct Key<const NR: usize>(Box<$crate::aead::aes_gcm::x86_64::KeyData>);
+    (
+        features = $features:literal,
+        lanes = $lanes:ty,
+        powers = $powers:literal,
+        hx = $hx:literal,
+        detected = $detected:ident
+    ) => {
+        type KeyData<const NR: usize> =
+            $crate::aead::aes_gcm::x86_64::KeyData<$lanes, NR, $powers, $hx>;
+
+        /// An AES-GCM key on this backend; `NR` is the number of AES rounds
+        /// (10 for 16-byte keys, 14 for 32-byte keys).
+        pub(crate) struct Key<const NR: usize>(Box<KeyData<NR>>);
 
         impl<const NR: usize> Key<NR> {
             /// `None` unless this CPU has the backend's features.
+            ///
+            /// # Panics
+            /// If `key` is not the length `NR` implies.
             pub(crate) fn new(key: &[u8]) -> Option<Self> {
+                assert_eq!(key.len(), if NR == 10 { 16 } else { 32 }, "AES key length");
                 if !$crate::cpu::Features::get().$detected {
                     return None;
                 }
+                let mut data = KeyData::<NR>::zeroed();
                 // SAFETY: every backend's detection implies the AES-NI,
-                // PCLMULQDQ and SSSE3 that `new_key` needs.
-                Some(Self(Box::new(unsafe {
-                    $crate::aead::aes_gcm::x86_64::new_key(key)
-                })))
+                // PCLMULQDQ and SSSE3 that `expand` needs; the key length
+                // was checked above.
+                unsafe { $crate::aead::aes_gcm::x86_64::expand(&mut data, key) };
+                Some(Self(data))
             }
 
             pub(crate) fn seal(
@@ -254,7 +277,7 @@ macro_rules! x86_backend {
                 buf: &mut [u8],
             ) -> [u8; $crate::aead::TAG_LEN] {
                 // SAFETY: a `Key` exists only where `new` detected the features.
-                unsafe { seal::<NR>(&self.0, nonce, aad, src, buf) }
+                unsafe { seal(&self.0, nonce, aad, src, buf) }
             }
 
             pub(crate) fn open(
@@ -265,7 +288,7 @@ macro_rules! x86_backend {
                 tag: &[u8; $crate::aead::TAG_LEN],
             ) -> Result<(), $crate::aead::OpenError> {
                 // SAFETY: as for `seal`.
-                unsafe { open::<NR>(&self.0, nonce, aad, buf, tag) }
+                unsafe { open(&self.0, nonce, aad, buf, tag) }
                     .then_some(())
                     .ok_or($crate::aead::OpenError)
             }
@@ -279,96 +302,136 @@ macro_rules! x86_backend {
                 buf: &mut [u8],
             ) -> [u8; $crate::aead::TAG_LEN] {
                 // SAFETY: as for `seal`.
-                unsafe { seal_with_j0::<NR>(&self.0, j0, aad, buf) }
+                unsafe { seal_with_j0(&self.0, j0, aad, buf) }
             }
         }
 
         #[target_feature(enable = $features)]
         unsafe fn seal<const NR: usize>(
-            key: &$crate::aead::aes_gcm::x86_64::KeyData,
+            key: &KeyData<NR>,
             nonce: &[u8; $crate::aead::NONCE_LEN],
             aad: &[u8],
             src: &[u8],
             buf: &mut [u8],
         ) -> [u8; $crate::aead::TAG_LEN] {
-            $crate::aead::aes_gcm::x86_64::seal::<$lanes, NR>(key, nonce, aad, src, buf)
+            $crate::aead::aes_gcm::x86_64::seal(key, nonce, aad, src, buf)
         }
 
         #[target_feature(enable = $features)]
         unsafe fn open<const NR: usize>(
-            key: &$crate::aead::aes_gcm::x86_64::KeyData,
+            key: &KeyData<NR>,
             nonce: &[u8; $crate::aead::NONCE_LEN],
             aad: &[u8],
             buf: &mut [u8],
             tag: &[u8; $crate::aead::TAG_LEN],
         ) -> bool {
-            $crate::aead::aes_gcm::x86_64::open::<$lanes, NR>(key, nonce, aad, buf, tag)
+            $crate::aead::aes_gcm::x86_64::open(key, nonce, aad, buf, tag)
         }
 
         #[cfg(test)]
         #[target_feature(enable = $features)]
         unsafe fn seal_with_j0<const NR: usize>(
-            key: &$crate::aead::aes_gcm::x86_64::KeyData,
+            key: &KeyData<NR>,
             j0: &[u8; 16],
             aad: &[u8],
             buf: &mut [u8],
         ) -> [u8; $crate::aead::TAG_LEN] {
-            $crate::aead::aes_gcm::x86_64::seal_with_j0::<$lanes, NR>(key, j0, aad, buf)
+            $crate::aead::aes_gcm::x86_64::seal_with_j0(key, j0, aad, buf)
         }
     };
 }
 pub(super) use x86_backend;
 
-/// Builds a key context.
+/// Expands `key` (16 or 32 bytes, as `NR` says) into `data` in place and
+/// precomputes the GHASH powers; every temporary that held key material is
+/// wiped before returning.
 ///
 /// # Safety
-/// The CPU must have AES-NI, PCLMULQDQ and SSSE3.
+/// The CPU must have AES-NI, PCLMULQDQ and SSSE3, and `key.len()` must be
+/// 16 if `NR == 10`, else 32.
 #[target_feature(enable = "aes,pclmulqdq,ssse3")]
-pub(super) unsafe fn new_key(key: &[u8]) -> KeyData {
-    KeyData::new(key)
+pub(super) unsafe fn expand<V: Lanes, const NR: usize, const P: usize, const X: usize>(
+    data: &mut KeyData<V, NR, P, X>,
+    key: &[u8],
+) {
+    let mut rk = expand_key(key);
+    for (dst, k) in data.rk.iter_mut().zip(rk.iter()) {
+        _mm_storeu_si128(dst.as_mut_ptr().cast(), *k);
+    }
+    // H = E(K, 0), byte-reflected, then multiplied by x⁻¹ (a 1-bit left
+    // shift in this representation, reduced by the polynomial).
+    let mut h = [0u8; 16];
+    _mm_storeu_si128(
+        h.as_mut_ptr().cast(),
+        encrypt_block(&rk[..=NR], _mm_setzero_si128()),
+    );
+    let mut v = u128::from_be_bytes(h);
+    let carry = (v >> 127).wrapping_neg();
+    let mut twisted =
+        ((v << 1) ^ (carry & 0xc200_0000_0000_0000_0000_0000_0000_0001)).to_le_bytes();
+    let h1 = _mm_loadu_si128(twisted.as_ptr().cast());
+    let mut power = h1;
+    for k in 1..=P {
+        let i = P - k;
+        _mm_storeu_si128(data.h[i].as_mut_ptr().cast(), power);
+        if X == P {
+            let halves = _mm_xor_si128(power, _mm_shuffle_epi32(power, 0x4e));
+            _mm_storeu_si128(data.hx[i].as_mut_ptr().cast(), halves);
+        }
+        power = gf_mul(power, h1);
+    }
+    // The round keys (the first is the raw key), H and its last power.
+    wipe(&mut rk);
+    h.zeroize();
+    twisted.zeroize();
+    v = 0;
+    core::hint::black_box(v);
+    let mut last = [power, h1];
+    wipe(&mut last);
 }
 
-impl KeyData {
-    /// Expands `key` (16 or 32 bytes) and precomputes the GHASH powers.
-    #[inline(always)]
-    unsafe fn new(key: &[u8]) -> Self {
-        let mut me = Self {
+/// Zeroes vector temporaries with volatile writes, so the wipe is not
+/// optimised away.
+#[inline(always)]
+unsafe fn wipe<const N: usize>(x: &mut [__m128i; N]) {
+    for v in x.iter_mut() {
+        core::ptr::write_volatile(v, _mm_setzero_si128());
+    }
+}
+
+impl<V: Lanes, const NR: usize, const P: usize, const X: usize> KeyData<V, NR, P, X> {
+    /// All zeros, boxed: `expand` then fills it in place.
+    pub(super) fn zeroed() -> Box<Self> {
+        const {
+            assert!(NR == 10 || NR == 14);
+            assert!(
+                P >= V::BATCH,
+                "a batch hashes V::BATCH blocks with one reduction"
+            );
+            assert!(X == P || X == 0);
+        }
+        Box::new(Self {
             rk: [[0; 16]; 15],
-            h: [[0; 16]; POWERS],
-            hx: [[0; 16]; POWERS],
-        };
-        let rk = expand_key(key);
-        for (dst, k) in me.rk.iter_mut().zip(rk.iter()) {
-            _mm_storeu_si128(dst.as_mut_ptr().cast(), *k);
-        }
-        // H = E(K, 0), byte-reflected, then multiplied by x⁻¹ (a 1-bit left
-        // shift in this representation, reduced by the polynomial).
-        let rounds = if key.len() == 16 { 10 } else { 14 };
-        let mut h = [0u8; 16];
-        _mm_storeu_si128(
-            h.as_mut_ptr().cast(),
-            encrypt_block(&rk[..=rounds], _mm_setzero_si128()),
-        );
-        let v = u128::from_be_bytes(h);
-        let carry = (v >> 127).wrapping_neg();
-        let twisted = (v << 1) ^ (carry & 0xc200_0000_0000_0000_0000_0000_0000_0001);
-        h.zeroize();
-        let h1 = _mm_loadu_si128(twisted.to_le_bytes().as_ptr().cast());
-        let mut power = h1;
-        for k in 1..=POWERS {
-            let i = POWERS - k;
-            _mm_storeu_si128(me.h[i].as_mut_ptr().cast(), power);
-            let halves = _mm_xor_si128(power, _mm_shuffle_epi32(power, 0x4e));
-            _mm_storeu_si128(me.hx[i].as_mut_ptr().cast(), halves);
-            power = gf_mul(power, h1);
-        }
-        me
+            h: [[0; 16]; P],
+            hx: [[0; 16]; X],
+            _lanes: PhantomData,
+        })
     }
 
+    /// H^k (and its Karatsuba halves) for the `W::BLOCKS` lanes of a `W`:
+    /// lane `i` holds H^(k - i).
     #[inline(always)]
-    unsafe fn power<V: Lanes>(&self, k: usize) -> (V, V) {
-        let i = POWERS - k;
-        (V::loadu(self.h[i].as_ptr()), V::loadu(self.hx[i].as_ptr()))
+    unsafe fn power<W: Lanes>(&self, k: usize) -> (W, W) {
+        debug_assert!(k >= W::BLOCKS && k <= P);
+        let i = P - k;
+        // Pointers from the whole arrays: a `W` spans `W::BLOCKS` entries.
+        let h = W::loadu(self.h.as_ptr().cast::<u8>().add(16 * i));
+        let hx = if X == P {
+            W::loadu(self.hx.as_ptr().cast::<u8>().add(16 * i))
+        } else {
+            h.xor(h.swap_halves())
+        };
+        (h, hx)
     }
 }
 
@@ -457,7 +520,16 @@ unsafe fn encrypt_block(rk: &[__m128i], x: __m128i) -> __m128i {
 
 /// `N` AES blocks side by side (xmm), for short records and tails.
 #[inline(always)]
-unsafe fn encrypt_blocks<const NR: usize, const N: usize>(key: &KeyData, x: &mut [__m128i; N]) {
+unsafe fn encrypt_blocks<
+    V: Lanes,
+    const NR: usize,
+    const P: usize,
+    const X: usize,
+    const N: usize,
+>(
+    key: &KeyData<V, NR, P, X>,
+    x: &mut [__m128i; N],
+) {
     let k0 = load128(&key.rk[0]);
     for b in x.iter_mut() {
         *b = _mm_xor_si128(*b, k0);
@@ -477,7 +549,12 @@ unsafe fn encrypt_blocks<const NR: usize, const N: usize>(key: &KeyData, x: &mut
 /// Counter blocks `ctr + 0 … ctr + n-1` (little-endian view) encrypted into
 /// `out[..n]`, at most 9 side by side.
 #[inline(always)]
-unsafe fn keystream<const NR: usize>(key: &KeyData, ctr: __m128i, n: usize, out: &mut [__m128i]) {
+unsafe fn keystream<V: Lanes, const NR: usize, const P: usize, const X: usize>(
+    key: &KeyData<V, NR, P, X>,
+    ctr: __m128i,
+    n: usize,
+    out: &mut [__m128i],
+) {
     let mut done = 0;
     while done < n {
         let base = _mm_add_epi32(ctr, _mm_set_epi32(0, 0, 0, done as i32));
@@ -488,7 +565,7 @@ unsafe fn keystream<const NR: usize>(key: &KeyData, ctr: __m128i, n: usize, out:
                 for (i, b) in x.iter_mut().enumerate() {
                     *b = bswap128(_mm_add_epi32(base, _mm_set_epi32(0, 0, 0, i as i32)));
                 }
-                encrypt_blocks::<NR, $n>(key, &mut x);
+                encrypt_blocks(key, &mut x);
                 out[..$n].copy_from_slice(&x);
                 $n
             }};
@@ -507,27 +584,34 @@ unsafe fn keystream<const NR: usize>(key: &KeyData, ctr: __m128i, n: usize, out:
     }
 }
 
-/// GHASH of up to 16 byte-reflected blocks with one reduction:
-/// `(acc ⊕ b₀)·Hᵐ ⊕ b₁·Hᵐ⁻¹ ⊕ … ⊕ bₘ₋₁·H`.
+/// GHASH of byte-reflected blocks, one reduction per `P` blocks:
+/// `(acc ⊕ b₀)·Hᵐ ⊕ b₁·Hᵐ⁻¹ ⊕ … ⊕ bₘ₋₁·H` for each run of `m ≤ P`.
 #[inline(always)]
-unsafe fn ghash_blocks(key: &KeyData, acc: __m128i, blocks: &[__m128i]) -> __m128i {
-    let m = blocks.len();
-    debug_assert!(m <= POWERS);
-    if m == 0 {
-        return acc;
+unsafe fn ghash_blocks<V: Lanes, const NR: usize, const P: usize, const X: usize>(
+    key: &KeyData<V, NR, P, X>,
+    mut acc: __m128i,
+    blocks: &[__m128i],
+) -> __m128i {
+    for run in blocks.chunks(P) {
+        let m = run.len();
+        let mut sum = Acc::<__m128i>::new();
+        for (i, &b) in run.iter().enumerate() {
+            let d = if i == 0 { _mm_xor_si128(b, acc) } else { b };
+            let (h, hx) = key.power::<__m128i>(m - i);
+            sum.mul_add(d, h, hx);
+        }
+        acc = sum.finish();
     }
-    let mut sum = Acc::<__m128i>::new();
-    for (i, &b) in blocks.iter().enumerate() {
-        let d = if i == 0 { _mm_xor_si128(b, acc) } else { b };
-        let (h, hx) = key.power::<__m128i>(m - i);
-        sum.mul_add(d, h, hx);
-    }
-    sum.finish()
+    acc
 }
 
 /// GHASH of arbitrary bytes (zero-padded to whole blocks).
 #[inline(always)]
-unsafe fn ghash_bytes(key: &KeyData, mut acc: __m128i, data: &[u8]) -> __m128i {
+unsafe fn ghash_bytes<V: Lanes, const NR: usize, const P: usize, const X: usize>(
+    key: &KeyData<V, NR, P, X>,
+    mut acc: __m128i,
+    data: &[u8],
+) -> __m128i {
     for chunk in data.chunks(16 * 16) {
         let mut blocks = [_mm_setzero_si128(); 16];
         let n = chunk.len().div_ceil(16);
@@ -586,8 +670,8 @@ enum Direction {
 /// Encrypts or decrypts `buf[..]` (with the first `src.len()` plaintext
 /// bytes read from `src` when sealing) and returns the GHASH-based tag.
 #[inline(always)]
-unsafe fn crypt<V: Lanes, const NR: usize>(
-    key: &KeyData,
+unsafe fn crypt<V: Lanes, const NR: usize, const P: usize, const X: usize>(
+    key: &KeyData<V, NR, P, X>,
     j0: __m128i,
     aad: &[u8],
     src: &[u8],
@@ -609,7 +693,7 @@ unsafe fn crypt<V: Lanes, const NR: usize>(
         let mut ks = [_mm_setzero_si128(); 9];
         let mut ghash_in = [_mm_setzero_si128(); 13];
         let blocks = n.div_ceil(16);
-        keystream::<NR>(key, j0, blocks + 1, &mut ks);
+        keystream(key, j0, blocks + 1, &mut ks);
         let mut m = 0;
         for chunk in aad.chunks(16) {
             ghash_in[m] = bswap128(load_partial(chunk));
@@ -626,7 +710,7 @@ unsafe fn crypt<V: Lanes, const NR: usize>(
         // The tail is under half a batch: at most 16 blocks, plus lengths.
         let mut ks = [_mm_setzero_si128(); 16];
         let mut ghash_in = [_mm_setzero_si128(); 17];
-        keystream::<NR>(key, j0, 1, &mut ks);
+        keystream(key, j0, 1, &mut ks);
         let ek0 = ks[0];
         let mut acc = ghash_bytes(key, _mm_setzero_si128(), aad);
         // Batches come from `src` up to `from_src` (a batch boundary), then
@@ -641,7 +725,7 @@ unsafe fn crypt<V: Lanes, const NR: usize>(
         buf[from_src..src.len()].copy_from_slice(&src[from_src..]);
         let ctr = _mm_add_epi32(j0, _mm_set_epi32(0, 0, 0, 1));
         let (ctr, acc_main) = match dir {
-            Direction::Seal => seal_batches::<V, NR>(
+            Direction::Seal => seal_batches(
                 key,
                 ctr,
                 acc,
@@ -651,13 +735,11 @@ unsafe fn crypt<V: Lanes, const NR: usize>(
                 main_end,
                 half,
             ),
-            Direction::Open => {
-                open_batches::<V, NR>(key, ctr, acc, buf.as_mut_ptr(), main_end, half)
-            }
+            Direction::Open => open_batches(key, ctr, acc, buf.as_mut_ptr(), main_end, half),
         };
         acc = acc_main;
         let tail = &mut buf[tail_start..];
-        keystream::<NR>(key, ctr, tail.len().div_ceil(16), &mut ks);
+        keystream(key, ctr, tail.len().div_ceil(16), &mut ks);
         let m = crypt_tail(&ks, tail, dir, &mut ghash_in);
         ghash_in[m] = lengths_block(aad.len(), n);
         (ghash_blocks(key, acc, &ghash_in[..=m]), ek0)
@@ -698,8 +780,8 @@ unsafe fn crypt_tail(
 /// `hash.1` registers (sealing: the previous batch's ciphertext; opening:
 /// this batch's), with `acc` folded in, and returns the new GHASH value.
 #[inline(always)]
-unsafe fn batch<V: Lanes, const NR: usize>(
-    key: &KeyData,
+unsafe fn batch<V: Lanes, const NR: usize, const P: usize, const X: usize>(
+    key: &KeyData<V, NR, P, X>,
     ctr: V,
     input: *const u8,
     output: *mut u8,
@@ -720,13 +802,13 @@ unsafe fn batch<V: Lanes, const NR: usize>(
         }
         if let Some((h, hash_regs)) = hash {
             if r <= hash_regs {
-                ghash_step(key, &mut sum, h, r - 1, hash_regs, acc);
+                ghash_step(key, &mut sum, h, hash_regs - r, hash_regs, acc);
             }
         }
     }
     if let Some((h, hash_regs)) = hash {
         for j in NR..=hash_regs {
-            ghash_step(key, &mut sum, h, j - 1, hash_regs, acc);
+            ghash_step(key, &mut sum, h, hash_regs - j, hash_regs, acc);
         }
     }
     let klast = V::broadcast(key.rk[NR].as_ptr());
@@ -745,8 +827,8 @@ unsafe fn batch<V: Lanes, const NR: usize>(
 /// One GHASH step of a batch of `regs` registers at `h`: register `j`
 /// (with `acc` folded into the first block) times its key powers.
 #[inline(always)]
-unsafe fn ghash_step<V: Lanes>(
-    key: &KeyData,
+unsafe fn ghash_step<V: Lanes, const NR: usize, const P: usize, const X: usize>(
+    key: &KeyData<V, NR, P, X>,
     sum: &mut Acc<V>,
     h: *const u8,
     j: usize,
@@ -770,8 +852,8 @@ struct Cursor<V> {
 
 /// Seals one batch of `regs` registers at `cur.off`, hashing `prev`.
 #[inline(always)]
-unsafe fn seal_one<V: Lanes, const NR: usize>(
-    key: &KeyData,
+unsafe fn seal_one<V: Lanes, const NR: usize, const P: usize, const X: usize>(
+    key: &KeyData<V, NR, P, X>,
     cur: &mut Cursor<V>,
     regs: usize,
     input: *const u8,
@@ -779,7 +861,7 @@ unsafe fn seal_one<V: Lanes, const NR: usize>(
     prev: &mut Option<(*const u8, usize)>,
 ) {
     let out = buf.add(cur.off);
-    cur.acc = batch::<V, NR>(key, cur.ctr, input, out, regs, *prev, cur.acc);
+    cur.acc = batch(key, cur.ctr, input, out, regs, *prev, cur.acc);
     cur.ctr = cur.ctr.add_ctr((regs * V::BLOCKS) as i32);
     *prev = Some((out, regs));
     cur.off += regs * V::BLOCKS * 16;
@@ -791,8 +873,8 @@ unsafe fn seal_one<V: Lanes, const NR: usize>(
 /// GHASH state.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn seal_batches<V: Lanes, const NR: usize>(
-    key: &KeyData,
+unsafe fn seal_batches<V: Lanes, const NR: usize, const P: usize, const X: usize>(
+    key: &KeyData<V, NR, P, X>,
     ctr: __m128i,
     acc: __m128i,
     src: *const u8,
@@ -817,11 +899,11 @@ unsafe fn seal_batches<V: Lanes, const NR: usize>(
     };
     while cur.off < end {
         let input = from(cur.off);
-        seal_one::<V, NR>(key, &mut cur, V::REGS, input, buf, &mut prev);
+        seal_one(key, &mut cur, V::REGS, input, buf, &mut prev);
     }
     if half {
         let input = from(cur.off);
-        seal_one::<V, NR>(key, &mut cur, V::REGS / 2, input, buf, &mut prev);
+        seal_one(key, &mut cur, V::REGS / 2, input, buf, &mut prev);
     }
     if let Some((last, regs)) = prev {
         let mut sum = Acc::<V>::new();
@@ -838,14 +920,14 @@ unsafe fn seal_batches<V: Lanes, const NR: usize>(
 
 /// Opens one batch of `regs` registers at `cur.off` in place.
 #[inline(always)]
-unsafe fn open_one<V: Lanes, const NR: usize>(
-    key: &KeyData,
+unsafe fn open_one<V: Lanes, const NR: usize, const P: usize, const X: usize>(
+    key: &KeyData<V, NR, P, X>,
     cur: &mut Cursor<V>,
     regs: usize,
     buf: *mut u8,
 ) {
     let p = buf.add(cur.off);
-    cur.acc = batch::<V, NR>(key, cur.ctr, p, p, regs, Some((p, regs)), cur.acc);
+    cur.acc = batch(key, cur.ctr, p, p, regs, Some((p, regs)), cur.acc);
     cur.ctr = cur.ctr.add_ctr((regs * V::BLOCKS) as i32);
     cur.off += regs * V::BLOCKS * 16;
 }
@@ -853,8 +935,8 @@ unsafe fn open_one<V: Lanes, const NR: usize>(
 /// Opens `[0, end)` (whole batches, then a half batch if `half`) of `buf` in
 /// place, hashing each batch's ciphertext while it is decrypted.
 #[inline(always)]
-unsafe fn open_batches<V: Lanes, const NR: usize>(
-    key: &KeyData,
+unsafe fn open_batches<V: Lanes, const NR: usize, const P: usize, const X: usize>(
+    key: &KeyData<V, NR, P, X>,
     ctr: __m128i,
     acc: __m128i,
     buf: *mut u8,
@@ -867,10 +949,10 @@ unsafe fn open_batches<V: Lanes, const NR: usize>(
         off: 0,
     };
     while cur.off < end {
-        open_one::<V, NR>(key, &mut cur, V::REGS, buf);
+        open_one(key, &mut cur, V::REGS, buf);
     }
     if half {
-        open_one::<V, NR>(key, &mut cur, V::REGS / 2, buf);
+        open_one(key, &mut cur, V::REGS / 2, buf);
     }
     (
         _mm_add_epi32(ctr, _mm_set_epi32(0, 0, 0, (cur.off / 16) as i32)),
@@ -880,26 +962,26 @@ unsafe fn open_batches<V: Lanes, const NR: usize>(
 
 /// Seal with lane type `V` and `NR` AES rounds.
 #[inline(always)]
-pub(super) unsafe fn seal<V: Lanes, const NR: usize>(
-    key: &KeyData,
+pub(super) unsafe fn seal<V: Lanes, const NR: usize, const P: usize, const X: usize>(
+    key: &KeyData<V, NR, P, X>,
     nonce: &[u8; NONCE_LEN],
     aad: &[u8],
     src: &[u8],
     buf: &mut [u8],
 ) -> [u8; TAG_LEN] {
-    crypt::<V, NR>(key, j0(nonce), aad, src, buf, Direction::Seal)
+    crypt(key, j0(nonce), aad, src, buf, Direction::Seal)
 }
 
 /// Seal from an arbitrary pre-counter block (tests: 32-bit counter wrap).
 #[cfg(test)]
 #[inline(always)]
-pub(super) unsafe fn seal_with_j0<V: Lanes, const NR: usize>(
-    key: &KeyData,
+pub(super) unsafe fn seal_with_j0<V: Lanes, const NR: usize, const P: usize, const X: usize>(
+    key: &KeyData<V, NR, P, X>,
     j0: &[u8; 16],
     aad: &[u8],
     buf: &mut [u8],
 ) -> [u8; TAG_LEN] {
-    crypt::<V, NR>(
+    crypt(
         key,
         bswap128(_mm_loadu_si128(j0.as_ptr().cast())),
         aad,
@@ -911,14 +993,14 @@ pub(super) unsafe fn seal_with_j0<V: Lanes, const NR: usize>(
 
 /// Open with lane type `V` and `NR` AES rounds; zeroes `buf` on failure.
 #[inline(always)]
-pub(super) unsafe fn open<V: Lanes, const NR: usize>(
-    key: &KeyData,
+pub(super) unsafe fn open<V: Lanes, const NR: usize, const P: usize, const X: usize>(
+    key: &KeyData<V, NR, P, X>,
     nonce: &[u8; NONCE_LEN],
     aad: &[u8],
     buf: &mut [u8],
     tag: &[u8; TAG_LEN],
 ) -> bool {
-    let expected = crypt::<V, NR>(key, j0(nonce), aad, &[], buf, Direction::Open);
+    let expected = crypt(key, j0(nonce), aad, &[], buf, Direction::Open);
     if ct_eq(&expected, tag) {
         true
     } else {

@@ -7,5 +7,7 @@ use core::arch::x86_64::__m128i;
 super::x86_64::x86_backend!(
     features = "aes,pclmulqdq,ssse3,sse4.1",
     lanes = __m128i,
+    powers = 8,
+    hx = 8,
     detected = aes_clmul
 );

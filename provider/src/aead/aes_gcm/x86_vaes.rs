@@ -10,13 +10,15 @@ use super::x86_64::Lanes;
 super::x86_64::x86_backend!(
     features = "aes,pclmulqdq,ssse3,sse4.1,avx,avx2,vaes,vpclmulqdq",
     lanes = __m256i,
+    powers = 16,
+    hx = 0,
     detected = vaes_clmul256
 );
 
 /// Two blocks per ymm register (lane 0 is the earlier block).
 unsafe impl Lanes for __m256i {
     const BLOCKS: usize = 2;
-    const REGS: usize = 4;
+    const REGS: usize = 8;
     #[inline(always)]
     unsafe fn loadu(p: *const u8) -> Self {
         _mm256_loadu_si256(p.cast())

@@ -13,6 +13,8 @@ use super::x86_64::Lanes;
 super::x86_64::x86_backend!(
     features = "aes,pclmulqdq,ssse3,sse4.1,avx,avx2,avx512f,avx512bw,avx512vl,vaes,vpclmulqdq",
     lanes = __m512i,
+    powers = 32,
+    hx = 0,
     detected = vaes_clmul512
 );
 
