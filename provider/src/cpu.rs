@@ -11,6 +11,8 @@
 pub(crate) struct Features {
     /// AES-NI and PCLMULQDQ with SSSE3 (the 128-bit AES-GCM engine).
     pub aes_clmul: bool,
+    /// The same with AVX (VEX-encoded three-operand forms).
+    pub aes_clmul_avx: bool,
     /// AVX and AVX2 (ymm integer ops), with BMI2 and ADX for scalar Poly1305.
     pub avx2: bool,
     /// VAES and VPCLMULQDQ on ymm registers (needs `avx2` too).
@@ -29,6 +31,8 @@ cpufeatures::new!(cpuid_aes_clmul, "aes", "pclmulqdq", "ssse3", "sse4.1");
 cpufeatures::new!(cpuid_avx2, "avx", "avx2", "bmi2", "adx");
 #[cfg(target_arch = "x86_64")]
 cpufeatures::new!(cpuid_ssse3, "ssse3");
+#[cfg(target_arch = "x86_64")]
+cpufeatures::new!(cpuid_avx, "avx");
 
 #[cfg(target_arch = "x86_64")]
 impl Features {
@@ -46,9 +50,11 @@ impl Features {
             && std::is_x86_feature_detected!("avx512bw")
             && std::is_x86_feature_detected!("avx512vl");
         let vaes_clmul512 = vaes_clmul256 && avx512;
+        let aes_clmul_avx = aes_clmul && cpuid_avx::get();
         let ssse3 = cpuid_ssse3::get();
         Self {
             aes_clmul,
+            aes_clmul_avx,
             avx2,
             vaes_clmul256,
             vaes_clmul512,

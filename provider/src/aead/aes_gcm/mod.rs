@@ -227,6 +227,20 @@ mod tests {
                         };
                         got.push(("aes-ni", buf, tag));
                     }
+                    if cpu.aes_clmul {
+                        // The SSE-only build of the AES-NI engine, which
+                        // detection picks only on CPUs without AVX.
+                        let mut buf = pt.clone();
+                        let tag = match key.len() {
+                            16 => x86_aesni::sse::Key::<10>::new(key)
+                                .unwrap()
+                                .seal_with_j0(&j0, aad, &mut buf),
+                            _ => x86_aesni::sse::Key::<14>::new(key)
+                                .unwrap()
+                                .seal_with_j0(&j0, aad, &mut buf),
+                        };
+                        got.push(("aes-ni sse", buf, tag));
+                    }
                     if cpu.vaes_clmul256 {
                         let mut buf = pt.clone();
                         let tag = match key.len() {
@@ -260,6 +274,67 @@ mod tests {
                         );
                     }
                 }
+            }
+        }
+    }
+
+    /// The SSE-only build of the AES-NI engine (not reachable through
+    /// `Backend` on a CPU with AVX) seals and opens like aws-lc-rs.
+    #[test]
+    fn aesni_sse_build_matches_aws_lc_rs() {
+        use aws_lc_rs::aead::{Aad, LessSafeKey, Nonce, UnboundKey, AES_128_GCM, AES_256_GCM};
+        if !Features::get().aes_clmul {
+            return;
+        }
+        let mut seed = 7u64;
+        let mut byte = move || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 56) as u8
+        };
+        for len in (0..=300).chain([511, 512, 513, 1350, 4096, 16384, 16401]) {
+            for key_len in [16, 32] {
+                let key: Vec<u8> = (0..key_len).map(|_| byte()).collect();
+                let nonce: [u8; 12] = core::array::from_fn(|_| byte());
+                let aad: Vec<u8> = (0..len % 70).map(|_| byte()).collect();
+                let pt: Vec<u8> = (0..len).map(|_| byte()).collect();
+                let alg = if key_len == 16 {
+                    &AES_128_GCM
+                } else {
+                    &AES_256_GCM
+                };
+                let reference = LessSafeKey::new(UnboundKey::new(alg, &key).unwrap());
+                let mut want = pt.clone();
+                let want_tag = reference
+                    .seal_in_place_separate_tag(
+                        Nonce::assume_unique_for_key(nonce),
+                        Aad::from(&aad),
+                        &mut want,
+                    )
+                    .unwrap();
+                let mut buf = pt.clone();
+                let (tag, opened) = if key_len == 16 {
+                    let k = x86_aesni::sse::Key::<10>::new(&key).unwrap();
+                    let tag = k.seal(&nonce, &aad, &[], &mut buf);
+                    let mut ct = buf.clone();
+                    (tag, k.open(&nonce, &aad, &mut ct, &tag).map(|()| ct))
+                } else {
+                    let k = x86_aesni::sse::Key::<14>::new(&key).unwrap();
+                    let tag = k.seal(&nonce, &aad, &[], &mut buf);
+                    let mut ct = buf.clone();
+                    (tag, k.open(&nonce, &aad, &mut ct, &tag).map(|()| ct))
+                };
+                assert_eq!(
+                    (&buf, &tag[..]),
+                    (&want, want_tag.as_ref()),
+                    "len {len}, key {key_len}"
+                );
+                assert_eq!(
+                    opened.as_deref(),
+                    Ok(&pt[..]),
+                    "open, len {len}, key {key_len}"
+                );
             }
         }
     }
