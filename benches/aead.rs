@@ -4,6 +4,9 @@
 //! Groups are named `<alg>/<op>/aad<N>`, ids `<impl>/<bytes>`:
 //! `cargo bench -p rustls-fusion-benches --bench aead -- 'aes128gcm/seal/aad5'`.
 //! `BENCH_QUICK=1` shortens warm-up and measurement (for smoke runs).
+//! `CPU_CLASS=avx512|avx2|aesni` benches only our engine for that CPU class
+//! against aws-lc-rs limited to the class (and ring where its code for the
+//! class runs here; see `lib.rs`).
 
 use std::hint::black_box;
 use std::time::Duration;
@@ -194,10 +197,13 @@ fn bench_impl<A: Aead>(c: &mut Criterion, alg: Alg, name: &str, aead: &A) {
 }
 
 fn bench_alg(c: &mut Criterion, alg: Alg) {
-    let backends: Vec<Backend> = match alg {
-        Alg::Aes128Gcm => Aes128Gcm::backends(),
-        Alg::Aes256Gcm => Aes256Gcm::backends(),
-        Alg::ChaCha20Poly1305 => ChaCha20Poly1305::backends(),
+    let class = rustls_fusion_benches::class_from_env();
+    let backends: Vec<Backend> = match (alg, class) {
+        (Alg::ChaCha20Poly1305, Some(class)) => vec![class.chacha],
+        (_, Some(class)) => vec![class.aes],
+        (Alg::Aes128Gcm, None) => Aes128Gcm::backends(),
+        (Alg::Aes256Gcm, None) => Aes256Gcm::backends(),
+        (Alg::ChaCha20Poly1305, None) => ChaCha20Poly1305::backends(),
     };
     for backend in backends {
         let name = format!("fusion-{backend}");
@@ -222,9 +228,17 @@ fn bench_alg(c: &mut Criterion, alg: Alg) {
             ),
         }
     }
-    bench_impl(c, alg, "ring", &Ring::new(alg));
+    let ring_runs_class = class.is_none_or(|class| match alg {
+        Alg::ChaCha20Poly1305 => class.ring_chacha,
+        _ => class.ring_aes,
+    });
+    if ring_runs_class {
+        bench_impl(c, alg, "ring", &Ring::new(alg));
+    }
     bench_impl(c, alg, "aws-lc-rs", &AwsLc::new(alg));
-    bench_impl(c, alg, "graviola", &graviola_key(alg));
+    if class.is_none() {
+        bench_impl(c, alg, "graviola", &graviola_key(alg));
+    }
 }
 
 fn aead(c: &mut Criterion) {

@@ -19,9 +19,11 @@
 //! ratio to the best reference, the median over the rounds of the ratio
 //! within each round: above 1.00 is faster.
 //!
-//! `TLS=1` instead times rustls-level writes (client seals, server opens;
-//! see `tls_link.rs`) for the TLS 1.3 ChaCha20-Poly1305 and AES-128-GCM
-//! suites on rustls-fusion, aws-lc-rs and ring.
+//! `TLS=1` instead times rustls-level writes of the given sizes (default
+//! 64,1024,16384,262144; client seals, server opens, see `tls_link.rs`) for
+//! the TLS 1.3 suites and the TLS 1.2 ECDHE-RSA AES-128-GCM and
+//! ChaCha20-Poly1305 ones on rustls-fusion, aws-lc-rs and ring (with
+//! `CPU_CLASS`, as for records).
 
 mod tls_link;
 
@@ -142,7 +144,7 @@ impl Imp {
 fn main() {
     let class = class_from_env();
     if std::env::var_os("TLS").is_some() {
-        return tls();
+        return tls(class);
     }
     let mut args = std::env::args().skip(1).filter(|a| !a.starts_with("--"));
     let sizes: Vec<usize> = args
@@ -305,26 +307,50 @@ fn burst_iters(imps: &[(String, Imp)], n: usize) -> usize {
     ((target * 1000.0 / slowest) as usize).max(5)
 }
 
-/// rustls-level writes, interleaved across the three providers.
-fn tls() {
+/// rustls-level writes (client seals, server opens), interleaved across the
+/// providers: every TLS 1.3 suite and the TLS 1.2 ECDHE-RSA ones. With a
+/// CPU class, our provider is pinned to the class's engines, aws-lc-rs is
+/// limited to the class and ring takes part where its code for the class
+/// runs here.
+fn tls(class: Option<&Class>) {
     let sizes: Vec<usize> = std::env::args()
         .skip(1)
         .find(|a| !a.starts_with("--"))
-        .map_or(vec![64, 1024, 16384], |s| {
+        .map_or(vec![64, 1024, 16384, 262144], |s| {
             s.split(',')
                 .map(|x| x.parse().expect("sizes: numbers"))
                 .collect()
         });
-    let providers = providers();
-    println!("ns per client write + server read, best of 15 interleaved bursts");
+    let mut providers = providers();
+    if let Some(class) = class {
+        providers[0].1 = rustls_fusion::provider_with_backends(class.aes, class.chacha)
+            .expect("this CPU runs the class's engines");
+    }
+    println!(
+        "ns per client write + server read: the best of {ROUNDS} rounds of interleaved bursts; \
+         ratio: the median over rounds of the best reference's time over fusion's"
+    );
+    use rustls_fusion::cipher_suite as cs;
     for suite in [
-        rustls_fusion::cipher_suite::TLS13_CHACHA20_POLY1305_SHA256,
-        rustls_fusion::cipher_suite::TLS13_AES_128_GCM_SHA256,
+        cs::TLS13_AES_128_GCM_SHA256,
+        cs::TLS13_AES_256_GCM_SHA384,
+        cs::TLS13_CHACHA20_POLY1305_SHA256,
+        cs::TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
+        cs::TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,
     ] {
+        let chacha = format!("{:?}", suite.suite()).contains("CHACHA");
+        let with_ring = class.is_none_or(|c| if chacha { c.ring_chacha } else { c.ring_aes });
+        println!(
+            "\n| {:?} | fusion | aws-lc-rs | {}ratio |",
+            suite.suite(),
+            if with_ring { "ring | " } else { "" }
+        );
+        println!("|---|---|---|{}---|", if with_ring { "---|" } else { "" });
         for &size in &sizes {
             let data = vec![0xab; size];
             let mut links: Vec<(&str, Link)> = providers
                 .iter()
+                .filter(|(name, _)| with_ring || *name != "ring")
                 .map(|(name, provider)| {
                     let own = own_suite(provider, suite).expect("every provider has the suite");
                     let provider = CryptoProvider {
@@ -336,24 +362,28 @@ fn tls() {
                     (*name, link)
                 })
                 .collect();
-            let iters = (2_000_000 / (size + 500)).max(50);
-            let mut best = vec![f64::MAX; links.len()];
-            for _ in 0..15 {
-                for ((_, link), best) in links.iter_mut().zip(&mut best) {
+            let iters = (4_000_000 / (size + 500)).max(20);
+            let mut times = vec![Vec::with_capacity(ROUNDS); links.len()];
+            for round in 0..ROUNDS {
+                for k in 0..links.len() {
+                    let i = (k + round) % links.len();
+                    let link = &mut links[i].1;
                     let t = Instant::now();
                     for _ in 0..iters {
                         black_box(link.round(black_box(&data)));
                     }
-                    *best = best.min(t.elapsed().as_nanos() as f64 / iters as f64);
+                    times[i].push(t.elapsed().as_nanos() as f64 / iters as f64);
                 }
             }
-            let ring = best[links.iter().position(|(n, _)| *n == "ring").unwrap()];
-            let line: Vec<String> = links
-                .iter()
-                .zip(&best)
-                .map(|((name, _), t)| format!("{name} {t:8.0} ({:.2}x ring)", ring / t))
+            let mut ratios: Vec<f64> = (0..ROUNDS)
+                .map(|r| times[1..].iter().map(|t| t[r]).fold(f64::MAX, f64::min) / times[0][r])
                 .collect();
-            println!("{:?} {size:6} B: {}", suite.suite(), line.join(" | "));
+            ratios.sort_by(f64::total_cmp);
+            let mut line = format!("| {size} |");
+            for t in &times {
+                line += &format!(" {:.0} |", t.iter().copied().fold(f64::MAX, f64::min));
+            }
+            println!("{line} {:.2}× |", ratios[ROUNDS / 2]);
         }
     }
 }
