@@ -23,6 +23,9 @@
 //! - [`cipher_suite`]: the nine TLS 1.3 / TLS 1.2 suites as statics.
 //! - [`nonce_guard`]: the NIST SP 800-38D nonce-construction checks that run
 //!   on every sealed record.
+//! - [`quic`]: QUIC packet and header protection, through rustls's
+//!   `rustls::quic` (the TLS 1.3 suites carry it) or standalone, one call
+//!   per packet or per batch.
 //! - `tls`: the rustls glue (encrypters, decrypters, suites).
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
@@ -32,6 +35,7 @@ compile_error!("rustls-fusion needs the `aws-lc-rs` (default) or the `ring` feat
 
 pub mod aead;
 mod cpu;
+pub mod quic;
 mod tls;
 
 pub use tls::nonce_guard;

@@ -20,11 +20,13 @@
 
 mod aes_gcm;
 mod base;
+mod block;
 mod chacha20_poly1305;
 
 use core::fmt;
 
 pub use self::aes_gcm::{Aes128Gcm, Aes256Gcm};
+pub(crate) use self::block::{BlockKey, BlockKind};
 pub use self::chacha20_poly1305::ChaCha20Poly1305;
 
 /// Length of a nonce: every AEAD here takes 96-bit nonces.

@@ -13,6 +13,7 @@ use rustls::crypto::{CipherSuiteCommon, KeyExchangeAlgorithm};
 use rustls::{CipherSuite, SupportedCipherSuite, Tls12CipherSuite, Tls13CipherSuite};
 
 use super::record::{AeadChoice, AeadKind};
+use crate::quic::{Cipher, QuicAlgorithm};
 
 const fn base13(suite: SupportedCipherSuite) -> &'static Tls13CipherSuite {
     match suite {
@@ -88,8 +89,13 @@ impl Recipe {
         }
     }
 
-    /// The TLS 1.3 suite for this recipe with `aead`.
-    const fn build13(&self, aead: &'static AeadChoice) -> Tls13CipherSuite {
+    /// The TLS 1.3 suite for this recipe with `aead`, and QUIC protection
+    /// with `quic` (the same cipher and backend).
+    const fn build13(
+        &self,
+        aead: &'static AeadChoice,
+        quic: &'static QuicAlgorithm,
+    ) -> Tls13CipherSuite {
         let Base::Tls13(base) = self.base else {
             panic!("not a TLS 1.3 recipe")
         };
@@ -97,7 +103,7 @@ impl Recipe {
             common: self.common(base.common.hash_provider),
             hkdf_provider: base.hkdf_provider,
             aead_alg: aead,
-            quic: None,
+            quic: Some(quic),
         }
     }
 
@@ -118,11 +124,50 @@ impl Recipe {
     /// Builds this suite with `aead`, leaking it (for forced-backend providers,
     /// which cache what they build).
     pub(crate) fn leak(&self, aead: AeadChoice) -> SupportedCipherSuite {
+        let quic: &'static QuicAlgorithm = Box::leak(Box::new(QuicAlgorithm {
+            cipher: quic_cipher(aead.kind),
+            backend: aead.backend,
+        }));
         let aead: &'static AeadChoice = Box::leak(Box::new(aead));
         match self.base {
-            Base::Tls13(_) => SupportedCipherSuite::Tls13(Box::leak(Box::new(self.build13(aead)))),
+            Base::Tls13(_) => {
+                SupportedCipherSuite::Tls13(Box::leak(Box::new(self.build13(aead, quic))))
+            }
             Base::Tls12(_) => SupportedCipherSuite::Tls12(Box::leak(Box::new(self.build12(aead)))),
         }
+    }
+}
+
+/// The QUIC cipher of an AEAD.
+const fn quic_cipher(kind: AeadKind) -> Cipher {
+    match kind {
+        AeadKind::Aes128Gcm => Cipher::Aes128Gcm,
+        AeadKind::Aes256Gcm => Cipher::Aes256Gcm,
+        AeadKind::ChaCha20Poly1305 => Cipher::ChaCha20Poly1305,
+    }
+}
+
+/// The TLS 1.3 suites' QUIC algorithms (best backend).
+static QUIC: [QuicAlgorithm; 3] = [
+    QuicAlgorithm {
+        cipher: Cipher::Aes128Gcm,
+        backend: None,
+    },
+    QuicAlgorithm {
+        cipher: Cipher::Aes256Gcm,
+        backend: None,
+    },
+    QuicAlgorithm {
+        cipher: Cipher::ChaCha20Poly1305,
+        backend: None,
+    },
+];
+
+const fn quic_of(kind: AeadKind) -> &'static QuicAlgorithm {
+    match kind {
+        AeadKind::Aes128Gcm => &QUIC[0],
+        AeadKind::Aes256Gcm => &QUIC[1],
+        AeadKind::ChaCha20Poly1305 => &QUIC[2],
     }
 }
 
@@ -155,7 +200,7 @@ macro_rules! suites {
         pub static ALL_CIPHER_SUITES: &[SupportedCipherSuite] = &[$($name),*];
     };
     (@wrap tls13, $name:ident, $base:ident, $aead:ident, $kind:ident) => {
-        SupportedCipherSuite::Tls13(&Recipe::tls13(CipherSuite::$name, $base, AeadKind::$kind).build13(&$aead))
+        SupportedCipherSuite::Tls13(&Recipe::tls13(CipherSuite::$name, $base, AeadKind::$kind).build13(&$aead, quic_of(AeadKind::$kind)))
     };
     (@wrap tls12, $name:ident, $base:ident, $aead:ident, $kind:ident) => {
         SupportedCipherSuite::Tls12(&Recipe::tls12(CipherSuite::$name, $base, AeadKind::$kind).build12(&$aead))

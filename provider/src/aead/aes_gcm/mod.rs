@@ -14,9 +14,12 @@ mod x86_vaes;
 mod x86_vaes512;
 
 use super::base::{self, Base};
+use super::BlockKey;
 use super::{aead_type, Backend, Engine, OpenError, NONCE_LEN, TAG_LEN};
 #[cfg(target_arch = "x86_64")]
 use crate::cpu::Features;
+#[cfg(target_arch = "x86_64")]
+pub(crate) use x86_64::RoundKeys;
 
 /// The AES-GCM engines for one key size (`KEY_LEN` 16 or 32).
 pub(crate) enum AesGcm<const KEY_LEN: usize> {
@@ -134,6 +137,65 @@ impl<const KEY_LEN: usize> Engine for AesGcm<KEY_LEN> {
         tag: &[u8; TAG_LEN],
     ) -> Result<(), OpenError> {
         each_engine!(self, k => k.open(nonce, aad, buf, tag))
+    }
+}
+
+impl<const KEY_LEN: usize> AesGcm<KEY_LEN> {
+    /// Seals `buf` in place and applies `block` to the 16 bytes at `at` of
+    /// ciphertext ‖ tag, in one call where both run on our AES engines (the
+    /// block rides in the record's last AES pass when those bytes are
+    /// already written ciphertext, picotls's slot; otherwise it runs right
+    /// after the tag). Returns the tag and the block's first five bytes.
+    ///
+    /// # Panics
+    /// If `at + 16` is beyond ciphertext ‖ tag, or as `seal`.
+    fn seal_with_block(
+        &self,
+        nonce: &[u8; NONCE_LEN],
+        aad: &[u8],
+        buf: &mut [u8],
+        block: &BlockKey,
+        at: usize,
+    ) -> ([u8; TAG_LEN], [u8; 5]) {
+        assert!(at + 16 <= buf.len() + TAG_LEN, "block beyond the tag");
+        #[cfg(target_arch = "x86_64")]
+        {
+            let fused = match (self, block.aes128(), block.aes256()) {
+                (Self::AesNi128(k), Some(rk), _) => {
+                    Some(k.seal_with_block(nonce, aad, buf, rk, at))
+                }
+                (Self::AesNi256(k), _, Some(rk)) => {
+                    Some(k.seal_with_block(nonce, aad, buf, rk, at))
+                }
+                (Self::Vaes128(k), Some(rk), _) => Some(k.seal_with_block(nonce, aad, buf, rk, at)),
+                (Self::Vaes256(k), _, Some(rk)) => Some(k.seal_with_block(nonce, aad, buf, rk, at)),
+                (Self::Vaes512_128(k), Some(rk), _) => {
+                    Some(k.seal_with_block(nonce, aad, buf, rk, at))
+                }
+                (Self::Vaes512_256(k), _, Some(rk)) => {
+                    Some(k.seal_with_block(nonce, aad, buf, rk, at))
+                }
+                _ => None,
+            };
+            if let Some((tag, out)) = fused {
+                let mut five = [0u8; 5];
+                five.copy_from_slice(&out[..5]);
+                return (tag, five);
+            }
+        }
+        let tag = Engine::seal(self, nonce, aad, &[], buf);
+        let mut input = [0u8; 16];
+        for (i, b) in input.iter_mut().enumerate() {
+            let j = at + i;
+            *b = if j < buf.len() {
+                buf[j]
+            } else {
+                tag[j - buf.len()]
+            };
+        }
+        let mut out = [[0u8; 5]];
+        block.apply(&[input], &mut out);
+        (tag, out[0])
     }
 }
 
@@ -339,3 +401,26 @@ mod tests {
         }
     }
 }
+
+macro_rules! seal_with_block {
+    ($ty:ty) => {
+        impl $ty {
+            /// Seals `buf` in place and computes `block` of the 16 bytes at
+            /// `at` of ciphertext ‖ tag in the same call (see
+            /// `AesGcm::seal_with_block`); returns the tag and the block's
+            /// first five bytes.
+            pub(crate) fn seal_with_block(
+                &self,
+                nonce: &[u8; NONCE_LEN],
+                aad: &[u8],
+                buf: &mut [u8],
+                block: &BlockKey,
+                at: usize,
+            ) -> ([u8; TAG_LEN], [u8; 5]) {
+                self.0.seal_with_block(nonce, aad, buf, block, at)
+            }
+        }
+    };
+}
+seal_with_block!(Aes128Gcm);
+seal_with_block!(Aes256Gcm);

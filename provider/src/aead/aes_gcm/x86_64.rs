@@ -293,6 +293,28 @@ macro_rules! x86_backend {
                     .ok_or($crate::aead::OpenError)
             }
 
+            /// Seals in place and encrypts the 16 bytes at `at` of
+            /// ciphertext ‖ tag under `rk` in the same call.
+            ///
+            /// # Panics
+            /// If `at + 16` is beyond ciphertext ‖ tag.
+            pub(crate) fn seal_with_block(
+                &self,
+                nonce: &[u8; $crate::aead::NONCE_LEN],
+                aad: &[u8],
+                buf: &mut [u8],
+                rk: &$crate::aead::aes_gcm::x86_64::RoundKeys<NR>,
+                at: usize,
+            ) -> ([u8; $crate::aead::TAG_LEN], [u8; 16]) {
+                assert!(
+                    at + 16 <= buf.len() + $crate::aead::TAG_LEN,
+                    "block beyond the tag"
+                );
+                let extra = $crate::aead::aes_gcm::x86_64::Extra { rk: rk.keys(), at };
+                // SAFETY: as for `seal`.
+                unsafe { seal_with_block(&self.0, nonce, aad, buf, extra) }
+            }
+
             /// Seals from an arbitrary pre-counter block J0 (tests only).
             #[cfg(test)]
             pub(crate) fn seal_with_j0(
@@ -326,6 +348,17 @@ macro_rules! x86_backend {
             tag: &[u8; $crate::aead::TAG_LEN],
         ) -> bool {
             $crate::aead::aes_gcm::x86_64::open(key, nonce, aad, buf, tag)
+        }
+
+        #[target_feature(enable = $features)]
+        unsafe fn seal_with_block<const NR: usize>(
+            key: &KeyData<NR>,
+            nonce: &[u8; $crate::aead::NONCE_LEN],
+            aad: &[u8],
+            buf: &mut [u8],
+            extra: $crate::aead::aes_gcm::x86_64::Extra<'_>,
+        ) -> ([u8; $crate::aead::TAG_LEN], [u8; 16]) {
+            $crate::aead::aes_gcm::x86_64::seal_with_block(key, nonce, aad, buf, extra)
         }
 
         #[cfg(test)]
@@ -388,6 +421,78 @@ pub(super) unsafe fn expand<V: Lanes, const NR: usize, const P: usize, const X: 
     core::hint::black_box(v);
     let mut last = [power, h1];
     wipe(&mut last);
+}
+
+/// AES round keys on their own (AES-ECB, and the extra block of
+/// `seal_with_block`); zeroized on drop.
+pub(crate) struct RoundKeys<const NR: usize>(Box<[[u8; 16]; 15]>);
+
+impl<const NR: usize> RoundKeys<NR> {
+    /// `None` unless this CPU has AES-NI (with SSSE3 and PCLMULQDQ: the
+    /// AES-GCM engines' baseline).
+    ///
+    /// # Panics
+    /// If `key` is not the length `NR` implies.
+    pub(crate) fn new(key: &[u8]) -> Option<Self> {
+        assert_eq!(key.len(), if NR == 10 { 16 } else { 32 }, "AES key length");
+        if !crate::cpu::Features::get().aes_clmul {
+            return None;
+        }
+        let mut rk = Box::new([[0u8; 16]; 15]);
+        // SAFETY: AES-NI was detected and the key length checked.
+        unsafe { expand_round_keys(&mut rk, key) };
+        Some(Self(rk))
+    }
+
+    pub(crate) fn keys(&self) -> &[[u8; 16]; 15] {
+        &self.0
+    }
+
+    /// Encrypts each block in place (ECB), eight at a time.
+    pub(crate) fn encrypt(&self, blocks: &mut [[u8; 16]]) {
+        // SAFETY: a `RoundKeys` exists only where `new` detected AES-NI.
+        unsafe { ecb::<NR>(&self.0, blocks) }
+    }
+}
+
+impl<const NR: usize> Drop for RoundKeys<NR> {
+    fn drop(&mut self) {
+        self.0.zeroize();
+    }
+}
+
+/// # Safety
+/// The CPU must have AES-NI; `key` must be 16 or 32 bytes.
+#[target_feature(enable = "aes,pclmulqdq,ssse3")]
+unsafe fn expand_round_keys(out: &mut [[u8; 16]; 15], key: &[u8]) {
+    let mut rk = expand_key(key);
+    for (dst, k) in out.iter_mut().zip(rk.iter()) {
+        _mm_storeu_si128(dst.as_mut_ptr().cast(), *k);
+    }
+    wipe(&mut rk);
+}
+
+/// AES-ECB of `blocks` in place, up to eight in flight.
+///
+/// # Safety
+/// The CPU must have AES-NI.
+#[target_feature(enable = "aes,pclmulqdq,ssse3")]
+unsafe fn ecb<const NR: usize>(rk: &[[u8; 16]; 15], blocks: &mut [[u8; 16]]) {
+    let keys = load_round_keys(rk);
+    for chunk in blocks.chunks_mut(8) {
+        let mut x = [_mm_setzero_si128(); 8];
+        for (v, b) in x.iter_mut().zip(chunk.iter()) {
+            *v = _mm_xor_si128(_mm_loadu_si128(b.as_ptr().cast()), keys[0]);
+        }
+        for k in &keys[1..NR] {
+            for v in x.iter_mut() {
+                *v = _mm_aesenc_si128(*v, *k);
+            }
+        }
+        for (v, b) in x.iter().zip(chunk.iter_mut()) {
+            _mm_storeu_si128(b.as_mut_ptr().cast(), _mm_aesenclast_si128(*v, keys[NR]));
+        }
+    }
 }
 
 /// Zeroes vector temporaries with volatile writes, so the wipe is not
@@ -584,6 +689,82 @@ unsafe fn keystream<V: Lanes, const NR: usize, const P: usize, const X: usize>(
     }
 }
 
+/// `encrypt_blocks` with one more block, `y`, encrypted alongside under
+/// other round keys `rk2` (same round count): it costs one more `aesenc`
+/// per round in a pass that runs anyway (picotls's "supplementary" slot).
+#[inline(always)]
+#[allow(clippy::needless_range_loop)] // two arrays indexed by round
+unsafe fn encrypt_blocks_plus<
+    V: Lanes,
+    const NR: usize,
+    const P: usize,
+    const X: usize,
+    const N: usize,
+>(
+    key: &KeyData<V, NR, P, X>,
+    x: &mut [__m128i; N],
+    rk2: &[[u8; 16]; 15],
+    y: &mut __m128i,
+) {
+    let k0 = load128(&key.rk[0]);
+    for b in x.iter_mut() {
+        *b = _mm_xor_si128(*b, k0);
+    }
+    *y = _mm_xor_si128(*y, load128(&rk2[0]));
+    for r in 1..NR {
+        let k = load128(&key.rk[r]);
+        for b in x.iter_mut() {
+            *b = _mm_aesenc_si128(*b, k);
+        }
+        *y = _mm_aesenc_si128(*y, load128(&rk2[r]));
+    }
+    let k = load128(&key.rk[NR]);
+    for b in x.iter_mut() {
+        *b = _mm_aesenclast_si128(*b, k);
+    }
+    *y = _mm_aesenclast_si128(*y, load128(&rk2[NR]));
+}
+
+/// `keystream` for `n ≥ 1` blocks, with `y` encrypted under `rk2` in the
+/// first pass.
+#[inline(always)]
+unsafe fn keystream_plus<V: Lanes, const NR: usize, const P: usize, const X: usize>(
+    key: &KeyData<V, NR, P, X>,
+    ctr: __m128i,
+    n: usize,
+    out: &mut [__m128i],
+    rk2: &[[u8; 16]; 15],
+    y: &mut __m128i,
+) {
+    debug_assert!(n >= 1);
+    let first = n.min(9);
+    macro_rules! run {
+        ($n:literal) => {{
+            let mut x = [_mm_setzero_si128(); $n];
+            for (i, b) in x.iter_mut().enumerate() {
+                *b = bswap128(_mm_add_epi32(ctr, _mm_set_epi32(0, 0, 0, i as i32)));
+            }
+            encrypt_blocks_plus(key, &mut x, rk2, y);
+            out[..$n].copy_from_slice(&x);
+        }};
+    }
+    match first {
+        1 => run!(1),
+        2 => run!(2),
+        3 => run!(3),
+        4 => run!(4),
+        5 => run!(5),
+        6 => run!(6),
+        7 => run!(7),
+        8 => run!(8),
+        _ => run!(9),
+    }
+    if n > first {
+        let rest = _mm_add_epi32(ctr, _mm_set_epi32(0, 0, 0, first as i32));
+        keystream(key, rest, n - first, &mut out[first..]);
+    }
+}
+
 /// GHASH of byte-reflected blocks, one reduction per `P` blocks:
 /// `(acc ⊕ b₀)·Hᵐ ⊕ b₁·Hᵐ⁻¹ ⊕ … ⊕ bₘ₋₁·H` for each run of `m ≤ P`.
 #[inline(always)]
@@ -670,17 +851,20 @@ enum Direction {
 /// Encrypts or decrypts `buf[..]` (with the first `src.len()` plaintext
 /// bytes read from `src` when sealing) and returns the GHASH-based tag.
 #[inline(always)]
-unsafe fn crypt<V: Lanes, const NR: usize, const P: usize, const X: usize>(
+unsafe fn crypt<V: Lanes, const NR: usize, const P: usize, const X: usize, const EXTRA: bool>(
     key: &KeyData<V, NR, P, X>,
     j0: __m128i,
     aad: &[u8],
     src: &[u8],
     buf: &mut [u8],
     dir: Direction,
-) -> [u8; TAG_LEN] {
+    extra: Option<Extra<'_>>,
+) -> ([u8; TAG_LEN], [u8; 16]) {
     assert!(src.len() <= buf.len(), "prefix longer than the buffer");
     assert!((buf.len() as u64) <= (1 << 36) - 32, "GCM message too long");
     let n = buf.len();
+    let mut extra_out = [0u8; 16];
+    let mut extra_done = false;
     // Whole batches to `main_end`, then one half batch if that much is
     // left, then the tail (less than half a batch).
     let batch_bytes = V::BATCH * 16;
@@ -738,15 +922,58 @@ unsafe fn crypt<V: Lanes, const NR: usize, const P: usize, const X: usize>(
             Direction::Open => open_batches(key, ctr, acc, buf.as_mut_ptr(), main_end, half),
         };
         acc = acc_main;
+        let tail_blocks = (n - tail_start).div_ceil(16);
+        match extra {
+            // The extra block's input is ciphertext the batches already
+            // wrote: it rides in the tail's AES pass.
+            Some(e) if EXTRA && tail_blocks > 0 && e.at + 16 <= tail_start => {
+                let mut y = _mm_loadu_si128(buf.as_ptr().add(e.at).cast());
+                keystream_plus(key, ctr, tail_blocks, &mut ks, e.rk, &mut y);
+                _mm_storeu_si128(extra_out.as_mut_ptr().cast(), y);
+                extra_done = true;
+            }
+            _ => keystream(key, ctr, tail_blocks, &mut ks),
+        }
         let tail = &mut buf[tail_start..];
-        keystream(key, ctr, tail.len().div_ceil(16), &mut ks);
         let m = crypt_tail(&ks, tail, dir, &mut ghash_in);
         ghash_in[m] = lengths_block(aad.len(), n);
         (ghash_blocks(key, acc, &ghash_in[..=m]), ek0)
     };
     let mut tag = [0u8; TAG_LEN];
     _mm_storeu_si128(tag.as_mut_ptr().cast(), _mm_xor_si128(bswap128(acc), ek0));
-    tag
+    if let Some(e) = extra {
+        if EXTRA && !extra_done {
+            // The input reaches into the tag, or no AES pass was left to
+            // share: one block of its own, after the tag.
+            let mut input = [0u8; 16];
+            for (i, b) in input.iter_mut().enumerate() {
+                let j = e.at + i;
+                *b = if j < n { buf[j] } else { tag[j - n] };
+            }
+            let rk2 = load_round_keys(e.rk);
+            let y = encrypt_block(&rk2[..=NR], _mm_loadu_si128(input.as_ptr().cast()));
+            _mm_storeu_si128(extra_out.as_mut_ptr().cast(), y);
+        }
+    }
+    (tag, extra_out)
+}
+
+/// A block to encrypt under other AES round keys (with the same round
+/// count) alongside a seal: the 16 bytes at offset `at` of
+/// ciphertext ‖ tag.
+#[derive(Clone, Copy)]
+pub(super) struct Extra<'a> {
+    pub(super) rk: &'a [[u8; 16]; 15],
+    pub(super) at: usize,
+}
+
+#[inline(always)]
+unsafe fn load_round_keys(rk: &[[u8; 16]; 15]) -> [__m128i; 15] {
+    let mut out = [_mm_setzero_si128(); 15];
+    for (o, k) in out.iter_mut().zip(rk) {
+        *o = load128(k);
+    }
+    out
 }
 
 /// XORs keystream into `data` (at most 16 blocks) and collects the ciphertext
@@ -984,7 +1211,20 @@ pub(super) unsafe fn seal<V: Lanes, const NR: usize, const P: usize, const X: us
     src: &[u8],
     buf: &mut [u8],
 ) -> [u8; TAG_LEN] {
-    crypt(key, j0(nonce), aad, src, buf, Direction::Seal)
+    crypt::<V, NR, P, X, false>(key, j0(nonce), aad, src, buf, Direction::Seal, None).0
+}
+
+/// Seal, and encrypt the 16 bytes at `extra.at` of ciphertext ‖ tag under
+/// `extra.rk` in the same call. Returns the tag and that block.
+#[inline(always)]
+pub(super) unsafe fn seal_with_block<V: Lanes, const NR: usize, const P: usize, const X: usize>(
+    key: &KeyData<V, NR, P, X>,
+    nonce: &[u8; NONCE_LEN],
+    aad: &[u8],
+    buf: &mut [u8],
+    extra: Extra<'_>,
+) -> ([u8; TAG_LEN], [u8; 16]) {
+    crypt::<V, NR, P, X, true>(key, j0(nonce), aad, &[], buf, Direction::Seal, Some(extra))
 }
 
 /// Seal from an arbitrary pre-counter block (tests: 32-bit counter wrap).
@@ -996,14 +1236,16 @@ pub(super) unsafe fn seal_with_j0<V: Lanes, const NR: usize, const P: usize, con
     aad: &[u8],
     buf: &mut [u8],
 ) -> [u8; TAG_LEN] {
-    crypt(
+    crypt::<V, NR, P, X, false>(
         key,
         bswap128(_mm_loadu_si128(j0.as_ptr().cast())),
         aad,
         &[],
         buf,
         Direction::Seal,
+        None,
     )
+    .0
 }
 
 /// Open with lane type `V` and `NR` AES rounds; zeroes `buf` on failure.
@@ -1015,7 +1257,8 @@ pub(super) unsafe fn open<V: Lanes, const NR: usize, const P: usize, const X: us
     buf: &mut [u8],
     tag: &[u8; TAG_LEN],
 ) -> bool {
-    let expected = crypt(key, j0(nonce), aad, &[], buf, Direction::Open);
+    let (expected, _) =
+        crypt::<V, NR, P, X, false>(key, j0(nonce), aad, &[], buf, Direction::Open, None);
     if ct_eq(&expected, tag) {
         true
     } else {

@@ -74,6 +74,20 @@ impl<const NR: usize> Key<NR> {
         }
     }
 
+    pub(crate) fn seal_with_block(
+        &self,
+        nonce: &[u8; crate::aead::NONCE_LEN],
+        aad: &[u8],
+        buf: &mut [u8],
+        rk: &super::RoundKeys<NR>,
+        at: usize,
+    ) -> ([u8; crate::aead::TAG_LEN], [u8; 16]) {
+        match self {
+            Self::Avx(k) => k.seal_with_block(nonce, aad, buf, rk, at),
+            Self::Sse(k) => k.seal_with_block(nonce, aad, buf, rk, at),
+        }
+    }
+
     /// Seals from an arbitrary pre-counter block J0 (tests only).
     #[cfg(test)]
     pub(crate) fn seal_with_j0(

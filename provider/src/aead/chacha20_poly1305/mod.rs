@@ -12,12 +12,16 @@ mod x86_avx2;
 #[cfg(target_arch = "x86_64")]
 mod x86_avx512;
 #[cfg(target_arch = "x86_64")]
+mod x86_blocks;
+#[cfg(target_arch = "x86_64")]
 mod x86_ssse3;
 
 use super::base::{self, Base};
 use super::{aead_type, Backend, Engine, OpenError, NONCE_LEN, TAG_LEN};
 #[cfg(target_arch = "x86_64")]
 use crate::cpu::Features;
+#[cfg(target_arch = "x86_64")]
+pub(crate) use x86_blocks::{Blocks, Width};
 
 /// The ChaCha20-Poly1305 engines.
 pub(crate) enum Engines {

@@ -1,0 +1,155 @@
+//! Keyed block functions of 16-byte inputs, several inputs per call:
+//! AES-128 and AES-256 (one ECB block), and ChaCha20 (one block whose
+//! counter ‖ nonce is the input, RFC 8439 §2.3). QUIC header protection
+//! (RFC 9001 §5.4.3, §5.4.4) takes the first five bytes of such a block per
+//! packet; a batch of packets computes its blocks in one pass.
+//!
+//! Backends follow the AEADs': on x86-64 the AES functions run on AES-NI
+//! (up to eight blocks in flight) and the ChaCha20 function on the width of
+//! the ChaCha20-Poly1305 engine (4, 8 or 16 blocks per pass); `Base` is the
+//! base provider's own header-protection primitive, which yields exactly
+//! those five bytes, so five bytes is what every backend returns.
+
+#[cfg(feature = "aws-lc-rs")]
+use aws_lc_rs::aead::quic as base_quic;
+#[cfg(all(feature = "ring", not(feature = "aws-lc-rs")))]
+use ring::aead::quic as base_quic;
+
+#[cfg(target_arch = "x86_64")]
+use super::aes_gcm::RoundKeys;
+#[cfg(target_arch = "x86_64")]
+use super::chacha20_poly1305::{Blocks, Width};
+use super::Backend;
+
+/// Which block function.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum BlockKind {
+    Aes128,
+    Aes256,
+    ChaCha20,
+}
+
+impl BlockKind {
+    pub(crate) fn key_len(self) -> usize {
+        match self {
+            Self::Aes128 => 16,
+            Self::Aes256 | Self::ChaCha20 => 32,
+        }
+    }
+}
+
+/// A block-function key on one backend.
+pub(crate) enum BlockKey {
+    #[cfg(target_arch = "x86_64")]
+    Aes128(RoundKeys<10>),
+    #[cfg(target_arch = "x86_64")]
+    Aes256(RoundKeys<14>),
+    #[cfg(target_arch = "x86_64")]
+    ChaCha20(Blocks),
+    /// Boxed: the libraries keep their key schedules inline.
+    Base(Box<base_quic::HeaderProtectionKey>),
+}
+
+impl BlockKey {
+    /// The key for `kind` on the engine family of `backend` (the backend of
+    /// the AEAD it goes with): our AES-NI code for the x86 AES-GCM
+    /// backends, the ChaCha20 engine's width for the x86 ChaCha20 backends,
+    /// the base provider's for `Base`. `None` if this CPU cannot run it, or
+    /// `backend` is not one of `kind`'s.
+    ///
+    /// # Panics
+    /// If `key` is not `kind.key_len()` bytes.
+    pub(crate) fn new(kind: BlockKind, key: &[u8], backend: Backend) -> Option<Self> {
+        assert_eq!(key.len(), kind.key_len(), "block key length");
+        #[cfg(target_arch = "x86_64")]
+        {
+            let aes = matches!(
+                backend,
+                Backend::X86AesNi | Backend::X86Vaes | Backend::X86Vaes512
+            );
+            let width = match backend {
+                Backend::X86Ssse3 => Some(Width::Ssse3),
+                Backend::X86Avx2 => Some(Width::Avx2),
+                Backend::X86Avx512 => Some(Width::Avx512),
+                _ => None,
+            };
+            match (kind, aes, width) {
+                (BlockKind::Aes128, true, _) => return RoundKeys::new(key).map(Self::Aes128),
+                (BlockKind::Aes256, true, _) => return RoundKeys::new(key).map(Self::Aes256),
+                (BlockKind::ChaCha20, _, Some(w)) => {
+                    let key = key.try_into().expect("32-byte key");
+                    return Blocks::new(key, w).map(Self::ChaCha20);
+                }
+                _ => {}
+            }
+        }
+        if backend != Backend::Base {
+            return None;
+        }
+        let alg = match kind {
+            BlockKind::Aes128 => &base_quic::AES_128,
+            BlockKind::Aes256 => &base_quic::AES_256,
+            BlockKind::ChaCha20 => &base_quic::CHACHA20,
+        };
+        Some(Self::Base(Box::new(
+            base_quic::HeaderProtectionKey::new(alg, key).expect("key length checked"),
+        )))
+    }
+
+    /// The first five bytes of the block function of each input.
+    ///
+    /// # Panics
+    /// If the lengths differ.
+    pub(crate) fn apply(&self, inputs: &[[u8; 16]], out: &mut [[u8; 5]]) {
+        assert_eq!(inputs.len(), out.len(), "one output per input");
+        match self {
+            #[cfg(target_arch = "x86_64")]
+            Self::Aes128(_) | Self::Aes256(_) | Self::ChaCha20(_) => {
+                // Sixteen at a time through a stack buffer: no allocation.
+                let mut blocks = [[0u8; 16]; 16];
+                for (i, o) in inputs.chunks(16).zip(out.chunks_mut(16)) {
+                    let blocks = &mut blocks[..i.len()];
+                    match self {
+                        Self::Aes128(k) => {
+                            blocks.copy_from_slice(i);
+                            k.encrypt(blocks);
+                        }
+                        Self::Aes256(k) => {
+                            blocks.copy_from_slice(i);
+                            k.encrypt(blocks);
+                        }
+                        Self::ChaCha20(k) => k.apply(i, blocks),
+                        Self::Base(_) => unreachable!(),
+                    }
+                    for (o, b) in o.iter_mut().zip(blocks.iter()) {
+                        o.copy_from_slice(&b[..5]);
+                    }
+                }
+                zeroize::Zeroize::zeroize(&mut blocks);
+            }
+            Self::Base(k) => {
+                for (i, o) in inputs.iter().zip(out) {
+                    *o = k.new_mask(i).expect("16-byte sample");
+                }
+            }
+        }
+    }
+
+    /// AES round keys, for a seal that runs this block alongside.
+    #[cfg(target_arch = "x86_64")]
+    pub(crate) fn aes128(&self) -> Option<&RoundKeys<10>> {
+        match self {
+            Self::Aes128(k) => Some(k),
+            _ => None,
+        }
+    }
+
+    /// As [`Self::aes128`] for AES-256.
+    #[cfg(target_arch = "x86_64")]
+    pub(crate) fn aes256(&self) -> Option<&RoundKeys<14>> {
+        match self {
+            Self::Aes256(k) => Some(k),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,487 @@
+//! The standalone QUIC API: one call per packet (or per batch) for stacks
+//! that hold both keys of a direction and epoch.
+
+use core::fmt;
+
+use zeroize::{Zeroize, Zeroizing};
+
+use super::guard::PacketNumberGuard;
+use super::header::xor_mask;
+use super::{block_key, nonce, sample_of, Cipher, PacketAead};
+use crate::aead::{Backend, BlockKey, NONCE_LEN, TAG_LEN};
+use crate::nonce_guard::NonceError;
+
+/// Bytes of ciphertext sampled for header protection (RFC 9001 §5.4.2).
+pub const SAMPLE_LEN: usize = 16;
+
+/// Packets whose masks one pass computes in a batch.
+const MASK_BATCH: usize = 16;
+
+/// Why a QUIC call refused or failed. A refused seal changed nothing; a
+/// failed open zeroed the payload.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum QuicError {
+    /// A key, IV or header-protection key of the wrong length.
+    KeyLength,
+    /// The requested backend does not run on this CPU.
+    BackendUnavailable,
+    /// The packet is too short for its header, the tag or the
+    /// header-protection sample (RFC 9001 §5.4.2).
+    PacketTooShort,
+    /// The packet-number bytes in the header are not the low bytes of the
+    /// packet number being sealed.
+    PacketNumberMismatch,
+    /// The packet-number guard refused the nonce.
+    Nonce(NonceError),
+    /// The packet did not authenticate; its payload was zeroed.
+    Authentication,
+}
+
+impl fmt::Display for QuicError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::KeyLength => f.write_str("QUIC key of the wrong length"),
+            Self::BackendUnavailable => f.write_str("backend not available on this CPU"),
+            Self::PacketTooShort => f.write_str("QUIC packet too short"),
+            Self::PacketNumberMismatch => {
+                f.write_str("header packet-number bytes do not match the packet number")
+            }
+            Self::Nonce(e) => write!(f, "packet number refused: {e}"),
+            Self::Authentication => f.write_str("QUIC packet authentication failed"),
+        }
+    }
+}
+
+impl std::error::Error for QuicError {}
+
+/// A packet to seal in a batch: `packet` is header ‖ payload ‖ 16 bytes
+/// for the tag, the packet number (of the length `packet[0]` encodes)
+/// at `pn_offset`.
+#[derive(Debug)]
+pub struct OutPacket<'a> {
+    /// The whole packet, tag room included.
+    pub packet: &'a mut [u8],
+    /// Where the packet-number field starts.
+    pub pn_offset: usize,
+    /// The full packet number.
+    pub pn: u64,
+}
+
+/// A received packet whose header protection a batch removes.
+#[derive(Debug)]
+pub struct InPacket<'a> {
+    /// The whole packet, as received.
+    pub packet: &'a mut [u8],
+    /// Where the packet-number field starts.
+    pub pn_offset: usize,
+}
+
+/// What removing header protection revealed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HeaderInfo {
+    /// Length of the packet-number field, 1 to 4.
+    pub pn_len: usize,
+    /// The packet number as sent (its low `8 * pn_len` bits); the stack
+    /// reconstructs the full one (RFC 9000 §A.3).
+    pub truncated_pn: u32,
+    /// `pn_offset + pn_len`: where the payload starts.
+    pub header_len: usize,
+}
+
+fn keys(
+    cipher: Cipher,
+    key: &[u8],
+    iv: &[u8; NONCE_LEN],
+    hp: &[u8],
+    backend: Option<Backend>,
+) -> Result<(PacketAead, BlockKey, Zeroizing<[u8; NONCE_LEN]>), QuicError> {
+    if key.len() != cipher.key_len() || hp.len() != cipher.key_len() {
+        return Err(QuicError::KeyLength);
+    }
+    let aead = PacketAead::new(cipher, key, backend).ok_or(QuicError::BackendUnavailable)?;
+    let hp = block_key(cipher, hp, aead.backend());
+    Ok((aead, hp, Zeroizing::new(*iv)))
+}
+
+/// Where a packet's parts are: header `[..header_len]`, payload
+/// `[header_len..len - 16]`, tag `[len - 16..]`, sample at `pn_offset + 4`.
+struct Layout {
+    header_len: usize,
+    /// Offset of the sample within payload ‖ tag.
+    sample_at: usize,
+}
+
+/// Checks that `packet` holds its header, the tag and the sample, and that
+/// its packet-number bytes are the low bytes of `pn`.
+fn layout(packet: &[u8], pn_offset: usize, pn: u64) -> Result<Layout, QuicError> {
+    let first = *packet.first().ok_or(QuicError::PacketTooShort)?;
+    let pn_len = usize::from(first & 3) + 1;
+    let header_len = pn_offset + pn_len;
+    if pn_offset == 0
+        || packet.len() < header_len + TAG_LEN
+        || packet.len() < pn_offset + 4 + SAMPLE_LEN
+    {
+        return Err(QuicError::PacketTooShort);
+    }
+    // Compared without an early exit: the bytes are the low pn_len bytes of
+    // BE64(pn).
+    let want = pn.to_be_bytes();
+    let diff = packet[pn_offset..header_len]
+        .iter()
+        .zip(&want[8 - pn_len..])
+        .fold(0u8, |d, (a, b)| d | (a ^ b));
+    if core::hint::black_box(diff) != 0 {
+        return Err(QuicError::PacketNumberMismatch);
+    }
+    Ok(Layout {
+        header_len,
+        sample_at: pn_offset + 4 - header_len,
+    })
+}
+
+/// The sealing half of one QUIC direction and epoch: packet key, IV,
+/// header-protection key and the packet-number guard.
+pub struct Sealer {
+    aead: PacketAead,
+    hp: BlockKey,
+    iv: Zeroizing<[u8; NONCE_LEN]>,
+    guard: PacketNumberGuard,
+}
+
+impl Sealer {
+    /// From the packet key, IV and header-protection key (`"quic key"`,
+    /// `"quic iv"`, `"quic hp"`), on the best backend this CPU runs.
+    pub fn new(
+        cipher: Cipher,
+        key: &[u8],
+        iv: &[u8; NONCE_LEN],
+        hp: &[u8],
+    ) -> Result<Self, QuicError> {
+        Self::make(cipher, key, iv, hp, None)
+    }
+
+    /// As [`Self::new`], on `backend`.
+    pub fn with_backend(
+        cipher: Cipher,
+        key: &[u8],
+        iv: &[u8; NONCE_LEN],
+        hp: &[u8],
+        backend: Backend,
+    ) -> Result<Self, QuicError> {
+        Self::make(cipher, key, iv, hp, Some(backend))
+    }
+
+    fn make(
+        cipher: Cipher,
+        key: &[u8],
+        iv: &[u8; NONCE_LEN],
+        hp: &[u8],
+        backend: Option<Backend>,
+    ) -> Result<Self, QuicError> {
+        let (aead, hp, iv) = keys(cipher, key, iv, hp, backend)?;
+        let guard = PacketNumberGuard::new(&iv, 0);
+        Ok(Self {
+            aead,
+            hp,
+            iv,
+            guard,
+        })
+    }
+
+    /// The backend the packet key runs on.
+    pub fn backend(&self) -> Backend {
+        self.aead.backend()
+    }
+
+    /// The lowest packet number the next packet may use.
+    pub fn next_packet_number(&self) -> u64 {
+        self.guard.next_packet_number()
+    }
+
+    /// Protects one packet in place: `packet` is header ‖ payload ‖ 16
+    /// bytes for the tag, with the unprotected first byte and packet number
+    /// (of the length the first byte encodes) at `pn_offset`, which must be
+    /// the low bytes of `pn`. Checks the nonce with the guard, seals the
+    /// payload with the header as AAD, writes the tag and applies header
+    /// protection, in one call. A refusal changes nothing.
+    pub fn seal_packet(
+        &self,
+        packet: &mut [u8],
+        pn_offset: usize,
+        pn: u64,
+    ) -> Result<(), QuicError> {
+        let at = layout(packet, pn_offset, pn)?;
+        let nonce = nonce(&self.iv, 0, pn);
+        self.guard.check(&nonce).map_err(QuicError::Nonce)?;
+        let mut mask = self.seal_one(packet, &at, &nonce);
+        let (first, rest) = packet.split_at_mut(1);
+        xor_mask(
+            &mask,
+            &mut first[0],
+            &mut rest[pn_offset - 1..at.header_len - 1],
+            true,
+        );
+        mask.zeroize();
+        Ok(())
+    }
+
+    /// Seals and writes the tag; returns the header-protection mask.
+    fn seal_one(&self, packet: &mut [u8], at: &Layout, nonce: &[u8; NONCE_LEN]) -> [u8; 5] {
+        let (header, rest) = packet.split_at_mut(at.header_len);
+        let (payload, tag_room) = rest.split_at_mut(rest.len() - TAG_LEN);
+        let (tag, mask) = self
+            .aead
+            .seal_with_block(nonce, header, payload, &self.hp, at.sample_at);
+        tag_room.copy_from_slice(&tag);
+        mask
+    }
+
+    /// Protects a batch of packets under this key (a GSO batch): their
+    /// packet numbers must strictly increase, and are reserved all at once,
+    /// or none is (nothing changes). The packets are sealed back to back,
+    /// then the header-protection masks of up to 16 packets are computed in
+    /// one pass.
+    pub fn seal_batch(&self, packets: &mut [OutPacket<'_>]) -> Result<(), QuicError> {
+        for p in packets.iter() {
+            layout(p.packet, p.pn_offset, p.pn)?;
+        }
+        let nonces: NonceList = packets.iter().map(|p| nonce(&self.iv, 0, p.pn)).collect();
+        self.guard
+            .check_batch(nonces.iter())
+            .map_err(QuicError::Nonce)?;
+        drop(nonces);
+        let mut samples = [[0u8; SAMPLE_LEN]; MASK_BATCH];
+        let mut masks = [[0u8; 5]; MASK_BATCH];
+        for chunk in packets.chunks_mut(MASK_BATCH) {
+            for (p, sample) in chunk.iter_mut().zip(samples.iter_mut()) {
+                let at = layout(p.packet, p.pn_offset, p.pn).expect("checked above");
+                let nonce = nonce(&self.iv, 0, p.pn);
+                let (header, rest) = p.packet.split_at_mut(at.header_len);
+                let (payload, tag_room) = rest.split_at_mut(rest.len() - TAG_LEN);
+                let tag = self.aead.seal(&nonce, header, payload);
+                tag_room.copy_from_slice(&tag);
+                *sample = sample_of(payload, &tag, at.sample_at);
+            }
+            let n = chunk.len();
+            self.hp.apply(&samples[..n], &mut masks[..n]);
+            for (p, mask) in chunk.iter_mut().zip(&masks) {
+                let pn_end = p.pn_offset + usize::from(p.packet[0] & 3) + 1;
+                let (first, rest) = p.packet.split_at_mut(1);
+                xor_mask(
+                    mask,
+                    &mut first[0],
+                    &mut rest[p.pn_offset - 1..pn_end - 1],
+                    true,
+                );
+            }
+        }
+        samples.zeroize();
+        masks.zeroize();
+        Ok(())
+    }
+}
+
+/// The nonces of a batch, for the guard (heap only past 64 packets).
+struct NonceList {
+    inline: [[u8; NONCE_LEN]; 64],
+    len: usize,
+    heap: Vec<[u8; NONCE_LEN]>,
+}
+
+impl FromIterator<[u8; NONCE_LEN]> for NonceList {
+    fn from_iter<I: IntoIterator<Item = [u8; NONCE_LEN]>>(iter: I) -> Self {
+        let mut list = Self {
+            inline: [[0; NONCE_LEN]; 64],
+            len: 0,
+            heap: Vec::new(),
+        };
+        for n in iter {
+            if list.len < 64 {
+                list.inline[list.len] = n;
+                list.len += 1;
+            } else {
+                list.heap.push(n);
+            }
+        }
+        list
+    }
+}
+
+impl Drop for NonceList {
+    fn drop(&mut self) {
+        self.inline.zeroize();
+        self.heap.zeroize();
+    }
+}
+
+impl NonceList {
+    fn iter(&self) -> impl Iterator<Item = &[u8; NONCE_LEN]> {
+        self.inline[..self.len].iter().chain(self.heap.iter())
+    }
+}
+
+impl fmt::Debug for Sealer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Sealer")
+            .field("backend", &self.backend())
+            .field("next_packet_number", &self.next_packet_number())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The opening half of one QUIC direction and epoch: packet key, IV and
+/// header-protection key. It checks no packet number before opening
+/// (packets reorder; duplicate suppression follows decryption).
+pub struct Opener {
+    aead: PacketAead,
+    hp: BlockKey,
+    iv: Zeroizing<[u8; NONCE_LEN]>,
+}
+
+impl Opener {
+    /// From the packet key, IV and header-protection key, on the best
+    /// backend this CPU runs.
+    pub fn new(
+        cipher: Cipher,
+        key: &[u8],
+        iv: &[u8; NONCE_LEN],
+        hp: &[u8],
+    ) -> Result<Self, QuicError> {
+        let (aead, hp, iv) = keys(cipher, key, iv, hp, None)?;
+        Ok(Self { aead, hp, iv })
+    }
+
+    /// As [`Self::new`], on `backend`.
+    pub fn with_backend(
+        cipher: Cipher,
+        key: &[u8],
+        iv: &[u8; NONCE_LEN],
+        hp: &[u8],
+        backend: Backend,
+    ) -> Result<Self, QuicError> {
+        let (aead, hp, iv) = keys(cipher, key, iv, hp, Some(backend))?;
+        Ok(Self { aead, hp, iv })
+    }
+
+    /// The backend the packet key runs on.
+    pub fn backend(&self) -> Backend {
+        self.aead.backend()
+    }
+
+    /// Removes header protection in place (the first byte and the packet
+    /// number field; payload bytes are not touched). Fails without touching
+    /// anything if the packet is too short to hold the sample.
+    pub fn unprotect_header(
+        &self,
+        packet: &mut [u8],
+        pn_offset: usize,
+    ) -> Result<HeaderInfo, QuicError> {
+        let sample = sample_at(packet, pn_offset)?;
+        let mut mask = [[0u8; 5]];
+        self.hp.apply(&[sample], &mut mask);
+        let info = unmask(packet, pn_offset, &mask[0]);
+        mask.zeroize();
+        Ok(info)
+    }
+
+    /// Removes header protection from a batch of received packets, their
+    /// masks computed together (up to 16 per pass). `out[i]` is packet
+    /// `i`'s result; a packet too short for its sample is left untouched.
+    ///
+    /// # Panics
+    /// If `out` is shorter than `packets`.
+    pub fn unprotect_headers(
+        &self,
+        packets: &mut [InPacket<'_>],
+        out: &mut [Result<HeaderInfo, QuicError>],
+    ) {
+        assert!(out.len() >= packets.len(), "one result per packet");
+        let mut samples = [[0u8; SAMPLE_LEN]; MASK_BATCH];
+        let mut masks = [[0u8; 5]; MASK_BATCH];
+        for (chunk, out) in packets
+            .chunks_mut(MASK_BATCH)
+            .zip(out.chunks_mut(MASK_BATCH))
+        {
+            for ((p, s), o) in chunk.iter().zip(samples.iter_mut()).zip(out.iter_mut()) {
+                match sample_at(p.packet, p.pn_offset) {
+                    Ok(sample) => *s = sample,
+                    Err(e) => {
+                        *s = [0; SAMPLE_LEN];
+                        *o = Err(e);
+                    }
+                }
+            }
+            let n = chunk.len();
+            self.hp.apply(&samples[..n], &mut masks[..n]);
+            for ((p, mask), o) in chunk.iter_mut().zip(&masks).zip(out.iter_mut()) {
+                if sample_at(p.packet, p.pn_offset).is_ok() {
+                    *o = Ok(unmask(p.packet, p.pn_offset, mask));
+                }
+            }
+        }
+        samples.zeroize();
+        masks.zeroize();
+    }
+
+    /// Opens `packet[header_len..]` (payload ‖ tag) in place with
+    /// `packet[..header_len]` as AAD, for the reconstructed packet number
+    /// `pn`; returns the plaintext. On failure the payload and tag are
+    /// zeroed.
+    pub fn open_packet<'a>(
+        &self,
+        packet: &'a mut [u8],
+        header_len: usize,
+        pn: u64,
+    ) -> Result<&'a mut [u8], QuicError> {
+        if packet.len() < header_len + TAG_LEN {
+            if let Some(rest) = packet.get_mut(header_len..) {
+                rest.zeroize();
+            }
+            return Err(QuicError::PacketTooShort);
+        }
+        let (header, rest) = packet.split_at_mut(header_len);
+        let ct_len = rest.len() - TAG_LEN;
+        let (payload, tag) = rest.split_at_mut(ct_len);
+        let tag_bytes: [u8; TAG_LEN] = (&*tag).try_into().expect("16 bytes");
+        let nonce = nonce(&self.iv, 0, pn);
+        if self.aead.open(&nonce, header, payload, &tag_bytes).is_err() {
+            tag.zeroize();
+            return Err(QuicError::Authentication);
+        }
+        Ok(payload)
+    }
+}
+
+impl fmt::Debug for Opener {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Opener")
+            .field("backend", &self.backend())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The sample of a received packet (RFC 9001 §5.4.2: at `pn_offset + 4`).
+fn sample_at(packet: &[u8], pn_offset: usize) -> Result<[u8; SAMPLE_LEN], QuicError> {
+    let at = pn_offset + 4;
+    match packet.get(at..at + SAMPLE_LEN) {
+        Some(s) if pn_offset > 0 => Ok(s.try_into().expect("16 bytes")),
+        _ => Err(QuicError::PacketTooShort),
+    }
+}
+
+/// Removes the mask from a packet that holds its sample (so at least four
+/// bytes follow `pn_offset`).
+fn unmask(packet: &mut [u8], pn_offset: usize, mask: &[u8; 5]) -> HeaderInfo {
+    let (first, rest) = packet.split_at_mut(1);
+    let pn = &mut rest[pn_offset - 1..pn_offset + 3];
+    let pn_len = xor_mask(mask, &mut first[0], pn, false);
+    // The low pn_len bytes, big-endian, without a branch on pn_len.
+    let all = u32::from_be_bytes(pn[..4].try_into().expect("4 bytes"));
+    let truncated_pn = ((u64::from(all)) >> (8 * (4 - pn_len))) as u32;
+    HeaderInfo {
+        pn_len,
+        truncated_pn,
+        header_len: pn_offset + pn_len,
+    }
+}

@@ -1,0 +1,244 @@
+//! QUIC packet and header protection (RFC 9001 §5) on this crate's engines.
+//!
+//! Two ways in:
+//!
+//! - **Through rustls.** The TLS 1.3 suites carry `quic: Some(..)`, so
+//!   quinn's `QuicClientConfig::try_from` / `QuicServerConfig::try_from`
+//!   (and anything else built on `rustls::quic`) accept
+//!   `default_provider()` as it is. rustls derives the keys; each packet is
+//!   sealed (behind the [packet-number guard](PacketNumberGuard)) and its
+//!   header protected in two calls, the way rustls's traits are shaped.
+//! - **Standalone, for stacks that hold their own keys**: a [`Sealer`] and
+//!   an [`Opener`] built from the packet key, IV and header-protection key
+//!   bytes. [`Sealer::seal_packet`] guards, seals, writes the tag and
+//!   protects the header in one call (on the AES-GCM engines the
+//!   header-protection block rides in the packet's last AES pass when its
+//!   sample is already written ciphertext); [`Sealer::seal_batch`] does a
+//!   GSO batch of packets under one key with every mask computed in one
+//!   pass; [`Opener`] removes header protection (one packet or a batch) and
+//!   opens.
+//!
+//! ```
+//! use rustls_fusion::quic::{Cipher, Opener, Sealer};
+//!
+//! // RFC 9001 A.5: ChaCha20-Poly1305, a short header with a 3-byte packet number.
+//! let key = [0xc6, 0xd9, 0x8f, 0xf3, 0x44, 0x1c, 0x3f, 0xe1, 0xb2, 0x18, 0x20, 0x94, 0xf6,
+//!     0x9c, 0xaa, 0x2e, 0xd4, 0xb7, 0x16, 0xb6, 0x54, 0x88, 0x96, 0x0a, 0x7a, 0x98, 0x49,
+//!     0x79, 0xfb, 0x23, 0xe1, 0xc8];
+//! let iv = [0xe0, 0x45, 0x9b, 0x34, 0x74, 0xbd, 0xd0, 0xe4, 0x4a, 0x41, 0xc1, 0x44];
+//! let hp = [0x25, 0xa2, 0x82, 0xb9, 0xe8, 0x2f, 0x06, 0xf2, 0x1f, 0x48, 0x89, 0x17, 0xa4,
+//!     0xfc, 0x8f, 0x1b, 0x73, 0x57, 0x36, 0x85, 0x60, 0x85, 0x97, 0xd0, 0xef, 0xcb, 0x07,
+//!     0x6b, 0x0a, 0xb7, 0xa7, 0xa4];
+//! let sealer = Sealer::new(Cipher::ChaCha20Poly1305, &key, &iv, &hp).unwrap();
+//! // header (first byte, packet number 0xbff4 on 3 bytes: pn_offset 1) ‖ payload ‖ room for the tag
+//! let mut packet = [0x42, 0x00, 0xbf, 0xf4, 0x01, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+//! sealer.seal_packet(&mut packet, 1, 654360564).unwrap();
+//! assert_eq!(packet[..4], [0x4c, 0xfe, 0x41, 0x89]);
+//!
+//! let opener = Opener::new(Cipher::ChaCha20Poly1305, &key, &iv, &hp).unwrap();
+//! let header = opener.unprotect_header(&mut packet, 1).unwrap();
+//! assert_eq!((header.pn_len, header.truncated_pn), (3, 0xbff4));
+//! let payload = opener.open_packet(&mut packet, header.header_len, 654360564).unwrap();
+//! assert_eq!(payload, [0x01]);
+//! ```
+
+mod fused;
+mod guard;
+mod header;
+mod rustls;
+
+pub use self::fused::{HeaderInfo, InPacket, Opener, OutPacket, QuicError, Sealer, SAMPLE_LEN};
+pub use self::guard::{PacketNumberGuard, MAX_PACKET_NUMBER};
+pub(crate) use self::rustls::QuicAlgorithm;
+
+use crate::aead::{
+    Aes128Gcm, Aes256Gcm, Backend, BlockKey, BlockKind, ChaCha20Poly1305, OpenError, NONCE_LEN,
+    TAG_LEN,
+};
+
+/// A QUIC packet-protection algorithm: the AEAD of a TLS 1.3 suite and its
+/// header-protection function (RFC 9001 §5.4.3, §5.4.4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Cipher {
+    /// AES-128-GCM packets, AES-128 header protection (16-byte keys).
+    Aes128Gcm,
+    /// AES-256-GCM packets, AES-256 header protection (32-byte keys).
+    Aes256Gcm,
+    /// ChaCha20-Poly1305 packets, ChaCha20 header protection (32-byte keys).
+    ChaCha20Poly1305,
+}
+
+impl Cipher {
+    /// Length of the packet key and of the header-protection key.
+    pub fn key_len(self) -> usize {
+        match self {
+            Self::Aes128Gcm => 16,
+            Self::Aes256Gcm | Self::ChaCha20Poly1305 => 32,
+        }
+    }
+
+    /// The backend detection picks for this cipher's AEAD.
+    fn best_backend(self) -> Backend {
+        match self {
+            Self::Aes128Gcm => Aes128Gcm::backends()[0],
+            Self::Aes256Gcm => Aes256Gcm::backends()[0],
+            Self::ChaCha20Poly1305 => ChaCha20Poly1305::backends()[0],
+        }
+    }
+
+    fn block_kind(self) -> BlockKind {
+        match self {
+            Self::Aes128Gcm => BlockKind::Aes128,
+            Self::Aes256Gcm => BlockKind::Aes256,
+            Self::ChaCha20Poly1305 => BlockKind::ChaCha20,
+        }
+    }
+
+    /// Packets per key before a key update is due (RFC 9001 §6.6).
+    pub(crate) fn confidentiality_limit(self) -> u64 {
+        match self {
+            Self::Aes128Gcm | Self::Aes256Gcm => 1 << 23,
+            Self::ChaCha20Poly1305 => u64::MAX,
+        }
+    }
+
+    /// Failed opens per connection before it must close (RFC 9001 §6.6).
+    pub(crate) fn integrity_limit(self) -> u64 {
+        match self {
+            Self::Aes128Gcm | Self::Aes256Gcm => 1 << 52,
+            Self::ChaCha20Poly1305 => 1 << 36,
+        }
+    }
+}
+
+/// One packet-protection key on one engine.
+enum PacketAead {
+    Aes128(Aes128Gcm),
+    Aes256(Aes256Gcm),
+    ChaCha(ChaCha20Poly1305),
+}
+
+impl PacketAead {
+    /// `None` if `backend` is given and cannot run here for `cipher`.
+    ///
+    /// # Panics
+    /// If `key` is not `cipher.key_len()` bytes.
+    fn new(cipher: Cipher, key: &[u8], backend: Option<Backend>) -> Option<Self> {
+        fn make<K, T>(
+            key: &[u8],
+            backend: Option<Backend>,
+            new: fn(&K) -> T,
+            with: fn(&K, Backend) -> Option<T>,
+        ) -> Option<T>
+        where
+            for<'a> &'a K: TryFrom<&'a [u8]>,
+        {
+            let key: &K = key.try_into().ok().expect("key length matches the cipher");
+            match backend {
+                None => Some(new(key)),
+                Some(b) => with(key, b),
+            }
+        }
+        Some(match cipher {
+            Cipher::Aes128Gcm => {
+                Self::Aes128(make(key, backend, Aes128Gcm::new, Aes128Gcm::with_backend)?)
+            }
+            Cipher::Aes256Gcm => {
+                Self::Aes256(make(key, backend, Aes256Gcm::new, Aes256Gcm::with_backend)?)
+            }
+            Cipher::ChaCha20Poly1305 => Self::ChaCha(make(
+                key,
+                backend,
+                ChaCha20Poly1305::new,
+                ChaCha20Poly1305::with_backend,
+            )?),
+        })
+    }
+
+    fn backend(&self) -> Backend {
+        match self {
+            Self::Aes128(k) => k.backend(),
+            Self::Aes256(k) => k.backend(),
+            Self::ChaCha(k) => k.backend(),
+        }
+    }
+
+    fn seal(&self, nonce: &[u8; NONCE_LEN], aad: &[u8], buf: &mut [u8]) -> [u8; TAG_LEN] {
+        match self {
+            Self::Aes128(k) => k.seal_in_place(nonce, aad, buf),
+            Self::Aes256(k) => k.seal_in_place(nonce, aad, buf),
+            Self::ChaCha(k) => k.seal_in_place(nonce, aad, buf),
+        }
+    }
+
+    /// Seals and applies `block` to the 16 bytes at `at` of
+    /// ciphertext ‖ tag: in one call on the AES-GCM engines, seal then
+    /// block on the others. Returns the tag and the block's first 5 bytes.
+    fn seal_with_block(
+        &self,
+        nonce: &[u8; NONCE_LEN],
+        aad: &[u8],
+        buf: &mut [u8],
+        block: &BlockKey,
+        at: usize,
+    ) -> ([u8; TAG_LEN], [u8; 5]) {
+        match self {
+            Self::Aes128(k) => k.seal_with_block(nonce, aad, buf, block, at),
+            Self::Aes256(k) => k.seal_with_block(nonce, aad, buf, block, at),
+            Self::ChaCha(k) => {
+                let tag = k.seal_in_place(nonce, aad, buf);
+                let mut out = [[0u8; 5]];
+                block.apply(&[sample_of(buf, &tag, at)], &mut out);
+                (tag, out[0])
+            }
+        }
+    }
+
+    fn open(
+        &self,
+        nonce: &[u8; NONCE_LEN],
+        aad: &[u8],
+        buf: &mut [u8],
+        tag: &[u8; TAG_LEN],
+    ) -> Result<(), OpenError> {
+        match self {
+            Self::Aes128(k) => k.open_in_place(nonce, aad, buf, tag),
+            Self::Aes256(k) => k.open_in_place(nonce, aad, buf, tag),
+            Self::ChaCha(k) => k.open_in_place(nonce, aad, buf, tag),
+        }
+    }
+}
+
+/// The 16 bytes at `at` of `ciphertext ‖ tag`.
+fn sample_of(ciphertext: &[u8], tag: &[u8; TAG_LEN], at: usize) -> [u8; 16] {
+    let mut sample = [0u8; 16];
+    for (i, s) in sample.iter_mut().enumerate() {
+        let j = at + i;
+        *s = if j < ciphertext.len() {
+            ciphertext[j]
+        } else {
+            tag[j - ciphertext.len()]
+        };
+    }
+    sample
+}
+
+/// RFC 9001 §5.3 (and the multipath draft): `iv XOR (BE32(path_id) ‖
+/// BE64(pn))`.
+fn nonce(iv: &[u8; NONCE_LEN], path_id: u32, pn: u64) -> [u8; NONCE_LEN] {
+    let mut n = *iv;
+    for (b, p) in n
+        .iter_mut()
+        .zip(path_id.to_be_bytes().into_iter().chain(pn.to_be_bytes()))
+    {
+        *b ^= p;
+    }
+    n
+}
+
+/// The header-protection key that goes with a packet key on `backend`.
+fn block_key(cipher: Cipher, hp: &[u8], backend: Backend) -> BlockKey {
+    BlockKey::new(cipher.block_kind(), hp, backend)
+        .or_else(|| BlockKey::new(cipher.block_kind(), hp, Backend::Base))
+        .expect("the base provider's header protection runs everywhere")
+}
