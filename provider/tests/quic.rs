@@ -203,6 +203,8 @@ fn vectors_through_the_standalone_api() {
     let v = vectors();
     let mut a2_payload = v["a2_frames"].clone();
     a2_payload.resize(1162, 0);
+    // (cipher, key, iv, hp, header, payload, pn_offset, pn, packet)
+    #[allow(clippy::type_complexity)]
     let cases: [(Cipher, &str, &str, &str, &str, Vec<u8>, usize, u64, &str); 4] = [
         (
             Cipher::Aes128Gcm,
