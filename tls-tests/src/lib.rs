@@ -1,5 +1,7 @@
 //! Shared helpers for the rustls-fusion integration tests: certificates,
-//! configs pinned to one suite, and in-memory connection pumping.
+//! configs pinned to one suite, in-memory connection pumping, and quinn
+//! over loopback.
 
 pub mod certs;
 pub mod memory;
+pub mod quinn_link;
