@@ -104,29 +104,11 @@ impl BlockKey {
         assert_eq!(inputs.len(), out.len(), "one output per input");
         match self {
             #[cfg(target_arch = "x86_64")]
-            Self::Aes128(_) | Self::Aes256(_) | Self::ChaCha20(_) => {
-                // Sixteen at a time through a stack buffer: no allocation.
-                let mut blocks = [[0u8; 16]; 16];
-                for (i, o) in inputs.chunks(16).zip(out.chunks_mut(16)) {
-                    let blocks = &mut blocks[..i.len()];
-                    match self {
-                        Self::Aes128(k) => {
-                            blocks.copy_from_slice(i);
-                            k.encrypt(blocks);
-                        }
-                        Self::Aes256(k) => {
-                            blocks.copy_from_slice(i);
-                            k.encrypt(blocks);
-                        }
-                        Self::ChaCha20(k) => k.apply(i, blocks),
-                        Self::Base(_) => unreachable!(),
-                    }
-                    for (o, b) in o.iter_mut().zip(blocks.iter()) {
-                        o.copy_from_slice(&b[..5]);
-                    }
-                }
-                zeroize::Zeroize::zeroize(&mut blocks);
-            }
+            Self::Aes128(k) => k.encrypt_prefix(inputs, out),
+            #[cfg(target_arch = "x86_64")]
+            Self::Aes256(k) => k.encrypt_prefix(inputs, out),
+            #[cfg(target_arch = "x86_64")]
+            Self::ChaCha20(k) => k.apply(inputs, out),
             Self::Base(k) => {
                 for (i, o) in inputs.iter().zip(out) {
                     *o = k.new_mask(i).expect("16-byte sample");

@@ -86,14 +86,14 @@ impl PacketNumberGuard {
     /// and the last is at most [`MAX_PACKET_NUMBER`]; then reserves them all
     /// at once (Q-G6). A refusal changes nothing. An empty batch is
     /// accepted and changes nothing.
-    pub fn check_batch<'a>(
+    pub fn check_batch(
         &self,
-        nonces: impl IntoIterator<Item = &'a [u8; NONCE_LEN]>,
+        nonces: impl IntoIterator<Item = [u8; NONCE_LEN]>,
     ) -> Result<(), NonceError> {
         let mut first = None;
         let mut last: Option<u64> = None;
         for nonce in nonces {
-            let c = self.counter(nonce)?;
+            let c = self.counter(&nonce)?;
             if let Some(l) = last {
                 if c <= l {
                     return Err(if c == l {

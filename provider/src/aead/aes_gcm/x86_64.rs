@@ -448,10 +448,15 @@ impl<const NR: usize> RoundKeys<NR> {
         &self.0
     }
 
-    /// Encrypts each block in place (ECB), eight at a time.
-    pub(crate) fn encrypt(&self, blocks: &mut [[u8; 16]]) {
+    /// The first `B` bytes of the AES (ECB) encryption of each input,
+    /// eight blocks in flight; one block takes a path of its own.
+    ///
+    /// # Panics
+    /// If the lengths differ, or `B > 16`.
+    pub(crate) fn encrypt_prefix<const B: usize>(&self, inputs: &[[u8; 16]], out: &mut [[u8; B]]) {
+        assert!(inputs.len() == out.len() && B <= 16, "one output per input");
         // SAFETY: a `RoundKeys` exists only where `new` detected AES-NI.
-        unsafe { ecb::<NR>(&self.0, blocks) }
+        unsafe { ecb::<NR, B>(&self.0, inputs, out) }
     }
 }
 
@@ -472,27 +477,50 @@ unsafe fn expand_round_keys(out: &mut [[u8; 16]; 15], key: &[u8]) {
     wipe(&mut rk);
 }
 
-/// AES-ECB of `blocks` in place, up to eight in flight.
+/// The first `B` bytes of AES-ECB of each input, up to eight blocks in
+/// flight (a lone block is encrypted alone). The full blocks exist only in
+/// registers and one 16-byte stack slot, wiped before returning.
 ///
 /// # Safety
-/// The CPU must have AES-NI.
+/// The CPU must have AES-NI; `out.len() == inputs.len()` and `B <= 16`.
 #[target_feature(enable = "aes,pclmulqdq,ssse3")]
-unsafe fn ecb<const NR: usize>(rk: &[[u8; 16]; 15], blocks: &mut [[u8; 16]]) {
-    let keys = load_round_keys(rk);
-    for chunk in blocks.chunks_mut(8) {
-        let mut x = [_mm_setzero_si128(); 8];
-        for (v, b) in x.iter_mut().zip(chunk.iter()) {
-            *v = _mm_xor_si128(_mm_loadu_si128(b.as_ptr().cast()), keys[0]);
+unsafe fn ecb<const NR: usize, const B: usize>(
+    rk: &[[u8; 16]; 15],
+    inputs: &[[u8; 16]],
+    out: &mut [[u8; B]],
+) {
+    let mut block = [0u8; 16];
+    if let ([input], [o]) = (inputs, &mut *out) {
+        let mut x = _mm_xor_si128(_mm_loadu_si128(input.as_ptr().cast()), load128(&rk[0]));
+        for k in &rk[1..NR] {
+            x = _mm_aesenc_si128(x, load128(k));
         }
-        for k in &keys[1..NR] {
-            for v in x.iter_mut() {
-                *v = _mm_aesenc_si128(*v, *k);
+        _mm_storeu_si128(
+            block.as_mut_ptr().cast(),
+            _mm_aesenclast_si128(x, load128(&rk[NR])),
+        );
+        o.copy_from_slice(&block[..B]);
+    } else {
+        for (chunk, outs) in inputs.chunks(8).zip(out.chunks_mut(8)) {
+            let mut x = [_mm_setzero_si128(); 8];
+            for (v, b) in x.iter_mut().zip(chunk) {
+                *v = _mm_xor_si128(_mm_loadu_si128(b.as_ptr().cast()), load128(&rk[0]));
             }
-        }
-        for (v, b) in x.iter().zip(chunk.iter_mut()) {
-            _mm_storeu_si128(b.as_mut_ptr().cast(), _mm_aesenclast_si128(*v, keys[NR]));
+            for k in &rk[1..NR] {
+                let k = load128(k);
+                for v in x.iter_mut() {
+                    *v = _mm_aesenc_si128(*v, k);
+                }
+            }
+            let last = load128(&rk[NR]);
+            for (v, o) in x.iter().zip(outs.iter_mut()) {
+                _mm_storeu_si128(block.as_mut_ptr().cast(), _mm_aesenclast_si128(*v, last));
+                o.copy_from_slice(&block[..B]);
+            }
+            wipe(&mut x);
         }
     }
+    core::ptr::write_volatile(&mut block, [0; 16]);
 }
 
 /// Zeroes vector temporaries with volatile writes, so the wipe is not

@@ -177,11 +177,11 @@ unsafe fn quarter<L: Lanes>(x: &mut [L; 16], a: usize, b: usize, c: usize, d: us
     x[b] = x[b].xor(x[c]).rotl7();
 }
 
-/// The first 16 bytes of ChaCha20 block `inputs[i]` into `out[i]`, for up
+/// The first `B` bytes of ChaCha20 block `inputs[i]` into `out[i]`, for up
 /// to `L::N` inputs; the temporaries holding the key and keystream are
 /// wiped before returning.
 #[inline(always)]
-unsafe fn pass<L: Lanes>(key: &[u32; 8], inputs: &[[u8; 16]], out: &mut [[u8; 16]]) {
+unsafe fn pass<L: Lanes, const B: usize>(key: &[u32; 8], inputs: &[[u8; 16]], out: &mut [[u8; B]]) {
     let n = inputs.len();
     debug_assert!(n <= L::N && out.len() == n);
     // Words 12..16 of every block, lane-major per word (unused lanes zero).
@@ -218,9 +218,12 @@ unsafe fn pass<L: Lanes>(key: &[u32; 8], inputs: &[[u8; 16]], out: &mut [[u8; 16
         x[w].add(init[w]).store(&mut f[..L::N]);
     }
     for (lane, o) in out.iter_mut().enumerate() {
+        let mut block = [0u8; 16];
         for (w, f) in first.iter().enumerate() {
-            o[4 * w..4 * w + 4].copy_from_slice(&f[lane].to_le_bytes());
+            block[4 * w..4 * w + 4].copy_from_slice(&f[lane].to_le_bytes());
         }
+        o.copy_from_slice(&block[..B]);
+        core::ptr::write_volatile(&mut block, [0; 16]);
     }
     for v in x.iter_mut().chain(init.iter_mut()) {
         core::ptr::write_volatile(v, L::splat(0));
@@ -233,18 +236,85 @@ unsafe fn pass<L: Lanes>(key: &[u32; 8], inputs: &[[u8; 16]], out: &mut [[u8; 16
 macro_rules! entry {
     ($name:ident, $lanes:ty, $features:literal) => {
         /// # Safety
-        /// The CPU must have the listed features.
+        /// The CPU must have the listed features; `out.len() == inputs.len()`.
         #[target_feature(enable = $features)]
-        unsafe fn $name(key: &[u32; 8], inputs: &[[u8; 16]], out: &mut [[u8; 16]]) {
+        unsafe fn $name<const B: usize>(key: &[u32; 8], inputs: &[[u8; 16]], out: &mut [[u8; B]]) {
             for (i, o) in inputs
                 .chunks(<$lanes as Lanes>::N)
                 .zip(out.chunks_mut(<$lanes as Lanes>::N))
             {
-                pass::<$lanes>(key, i, o);
+                pass::<$lanes, B>(key, i, o);
             }
         }
     };
 }
+
+/// One block in the "horizontal" layout (one row per xmm register): the
+/// latency of a single block with the fewest instructions. `rol` is the
+/// width's rotate (AVX-512VL `vprold`, or shifts and byte shuffles).
+macro_rules! one_block {
+    ($name:ident, $features:literal, $rol16:expr, $rol12:expr, $rol8:expr, $rol7:expr) => {
+        /// # Safety
+        /// The CPU must have the listed features; `B <= 16`.
+        #[target_feature(enable = $features)]
+        unsafe fn $name<const B: usize>(key: &[u32; 8], input: &[u8; 16]) -> [u8; B] {
+            let sigma = _mm_loadu_si128(SIGMA.as_ptr().cast());
+            let (mut a, mut b, mut c, mut d) = (
+                sigma,
+                _mm_loadu_si128(key.as_ptr().cast()),
+                _mm_loadu_si128(key[4..].as_ptr().cast()),
+                _mm_loadu_si128(input.as_ptr().cast()),
+            );
+            macro_rules! quarter {
+                () => {
+                    a = _mm_add_epi32(a, b);
+                    d = $rol16(_mm_xor_si128(d, a));
+                    c = _mm_add_epi32(c, d);
+                    b = $rol12(_mm_xor_si128(b, c));
+                    a = _mm_add_epi32(a, b);
+                    d = $rol8(_mm_xor_si128(d, a));
+                    c = _mm_add_epi32(c, d);
+                    b = $rol7(_mm_xor_si128(b, c));
+                };
+            }
+            for _ in 0..10 {
+                quarter!();
+                b = _mm_shuffle_epi32(b, 0x39);
+                c = _mm_shuffle_epi32(c, 0x4e);
+                d = _mm_shuffle_epi32(d, 0x93);
+                quarter!();
+                b = _mm_shuffle_epi32(b, 0x93);
+                c = _mm_shuffle_epi32(c, 0x4e);
+                d = _mm_shuffle_epi32(d, 0x39);
+            }
+            let mut block = [0u8; 16];
+            _mm_storeu_si128(block.as_mut_ptr().cast(), _mm_add_epi32(a, sigma));
+            let mut out = [0u8; B];
+            out.copy_from_slice(&block[..B]);
+            core::ptr::write_volatile(&mut block, [0; 16]);
+            for v in [&mut a, &mut b, &mut c, &mut d] {
+                core::ptr::write_volatile(v, _mm_setzero_si128());
+            }
+            out
+        }
+    };
+}
+one_block!(
+    one_ssse3,
+    "ssse3",
+    |x: __m128i| x.rotl16(),
+    |x: __m128i| x.rotl12(),
+    |x: __m128i| x.rotl8(),
+    |x: __m128i| x.rotl7()
+);
+one_block!(
+    one_avx512,
+    "avx512f,avx512vl",
+    |x: __m128i| _mm_rol_epi32::<16>(x),
+    |x: __m128i| _mm_rol_epi32::<12>(x),
+    |x: __m128i| _mm_rol_epi32::<8>(x),
+    |x: __m128i| _mm_rol_epi32::<7>(x)
+);
 entry!(blocks_ssse3, __m128i, "ssse3");
 entry!(blocks_avx2, __m256i, "avx2");
 entry!(blocks_avx512, __m512i, "avx512f");
@@ -283,14 +353,23 @@ impl Blocks {
         Some(Self { key: words, width })
     }
 
-    /// The first 16 bytes of the block for each input.
+    /// The first `B` bytes of the block for each input.
     ///
     /// # Panics
-    /// If the lengths differ.
-    pub(crate) fn apply(&self, inputs: &[[u8; 16]], out: &mut [[u8; 16]]) {
-        assert_eq!(inputs.len(), out.len(), "one output per input");
-        // SAFETY: `new` detected the width's features.
+    /// If the lengths differ, or `B > 16`.
+    pub(crate) fn apply<const B: usize>(&self, inputs: &[[u8; 16]], out: &mut [[u8; B]]) {
+        assert!(inputs.len() == out.len() && B <= 16, "one output per input");
+        // SAFETY: `new` detected the width's features (AVX-512 implies the
+        // AVX-512VL the single-block path uses: `Features::avx512`).
         unsafe {
+            match (self.width, inputs, &mut *out) {
+                (Width::Avx512, [input], [o]) => *o = one_avx512::<B>(&self.key, input),
+                (_, [input], [o]) => *o = one_ssse3::<B>(&self.key, input),
+                _ => {}
+            }
+            if inputs.len() == 1 {
+                return;
+            }
             match self.width {
                 Width::Ssse3 => blocks_ssse3(&self.key, inputs, out),
                 Width::Avx2 if inputs.len() <= 4 => blocks_ssse3(&self.key, inputs, out),

@@ -1,0 +1,316 @@
+//! QUIC packet protection per packet, interleaved (as `interleaved.rs`):
+//! rustls-fusion against aws-lc-rs and ring through their `rustls::quic`
+//! objects, called exactly as quinn calls them (seal, then header protection
+//! with a 4-byte packet-number slice; header-protection removal, then open),
+//! and our standalone API (`seal_packet`, `seal_batch`, batch header removal).
+//!
+//! ```text
+//! taskset -c 1 cargo bench -p rustls-fusion-benches --bench quic
+//! CPU_CLASS=avx2 taskset -c 1 cargo bench -p rustls-fusion-benches --bench quic
+//! ```
+//! A short header (1 + 8-byte connection id + 2-byte packet number) before
+//! payloads of 40, 1200, 1350 and 1452 bytes; ns per packet, each
+//! implementation's best burst; ratio = the median over rounds of the best
+//! reference's time over ours (above 1.00× is faster).
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use rustls::crypto::cipher::{AeadKey, Iv};
+use rustls::crypto::CryptoProvider;
+use rustls::quic::{DirectionalKeys, Keys, Version};
+use rustls::{CipherSuite, Side, Tls13CipherSuite};
+use rustls_fusion::quic::{Cipher, InPacket, Opener, OutPacket, QuicError, Sealer};
+use rustls_fusion_benches::class_from_env;
+
+const ROUNDS: usize = 25;
+const CID: usize = 8;
+const PN_OFFSET: usize = 1 + CID;
+const HEADER: usize = PN_OFFSET + 2;
+
+fn suite(provider: &CryptoProvider, id: CipherSuite) -> &'static Tls13CipherSuite {
+    provider
+        .cipher_suites
+        .iter()
+        .find(|s| s.suite() == id)
+        .and_then(|s| s.tls13())
+        .expect("suite")
+}
+
+/// The same keys from every provider: AES-128 through the Initial key
+/// schedule (AeadKey has no public 16-byte constructor), the 32-byte
+/// ciphers from fixed key bytes.
+fn keys(provider: &CryptoProvider, id: CipherSuite) -> DirectionalKeys {
+    let s = suite(provider, id);
+    let alg = s.quic.expect("QUIC suite");
+    if id == CipherSuite::TLS13_AES_128_GCM_SHA256 {
+        Keys::initial(Version::V1, s, alg, &[7; 8], Side::Client).local
+    } else {
+        DirectionalKeys {
+            header: alg.header_protection_key(AeadKey::from([0x33; 32])),
+            packet: alg.packet_key(AeadKey::from([0x44; 32]), Iv::new([0x55; 12])),
+        }
+    }
+}
+
+fn short_header(pn: u64) -> [u8; HEADER] {
+    let mut h = [0u8; HEADER];
+    h[0] = 0x41; // short header, 2-byte packet number
+    h[1..PN_OFFSET].copy_from_slice(&[0xc1; CID]);
+    h[PN_OFFSET..].copy_from_slice(&(pn as u16).to_be_bytes());
+    h
+}
+
+/// Seal then protect the header, as quinn's `PartialEncode::finish` does.
+#[inline(always)]
+fn seal_protect(k: &DirectionalKeys, pn: u64, packet: &mut [u8]) {
+    let (header, rest) = packet.split_at_mut(HEADER);
+    let (payload, tag_room) = rest.split_at_mut(rest.len() - 16);
+    header.copy_from_slice(&short_header(pn));
+    let tag = k
+        .packet
+        .encrypt_in_place(pn, header, payload)
+        .expect("seal");
+    tag_room.copy_from_slice(tag.as_ref());
+    let (head, sample) = packet.split_at_mut(PN_OFFSET + 4);
+    let (first, rest) = head.split_at_mut(1);
+    k.header
+        .encrypt_in_place(&sample[..16], &mut first[0], &mut rest[PN_OFFSET - 1..])
+        .expect("header protection");
+}
+
+/// Remove header protection then open, as quinn's receive path does.
+#[inline(always)]
+fn unprotect_open(k: &DirectionalKeys, pn: u64, packet: &mut [u8]) -> usize {
+    let (head, sample) = packet.split_at_mut(PN_OFFSET + 4);
+    let (first, rest) = head.split_at_mut(1);
+    k.header
+        .decrypt_in_place(&sample[..16], &mut first[0], &mut rest[PN_OFFSET - 1..])
+        .expect("header removal");
+    let (header, payload) = packet.split_at_mut(HEADER);
+    k.packet
+        .decrypt_in_place(pn, header, payload)
+        .expect("open")
+        .len()
+}
+
+/// Runs `f(imp, iteration)` for each implementation in interleaved bursts;
+/// returns each implementation's per-round ns per call.
+fn interleave(n_imps: usize, iters: usize, mut f: impl FnMut(usize, u64)) -> Vec<Vec<f64>> {
+    // Packet numbers only go up, across every call (a key seals each once).
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1 << 20);
+    let start = NEXT.fetch_add(1 << 32, std::sync::atomic::Ordering::Relaxed);
+    let mut times = vec![Vec::with_capacity(ROUNDS); n_imps];
+    let mut counter = vec![start; n_imps];
+    for round in 0..ROUNDS {
+        for k in 0..n_imps {
+            let i = (k + round) % n_imps;
+            let t = Instant::now();
+            for _ in 0..iters {
+                counter[i] += 1;
+                f(i, counter[i]);
+            }
+            times[i].push(t.elapsed().as_nanos() as f64 / iters as f64);
+        }
+    }
+    times
+}
+
+fn best(t: &[f64]) -> f64 {
+    t.iter().copied().fold(f64::MAX, f64::min)
+}
+
+/// Median over rounds of min(references in the round) / ours in the round.
+fn ratio(times: &[Vec<f64>], refs: usize, ours: usize) -> f64 {
+    let mut r: Vec<f64> = (0..ROUNDS)
+        .map(|k| times[..refs].iter().map(|t| t[k]).fold(f64::MAX, f64::min) / times[ours][k])
+        .collect();
+    r.sort_by(f64::total_cmp);
+    r[ROUNDS / 2]
+}
+
+fn main() {
+    let class = class_from_env();
+    let fusion = match class {
+        Some(c) => {
+            rustls_fusion::provider_with_backends(c.aes, c.chacha).expect("class engines run here")
+        }
+        None => rustls_fusion::default_provider(),
+    };
+    let aws = rustls::crypto::aws_lc_rs::default_provider();
+    let ring = rustls::crypto::ring::default_provider();
+    if let Some(c) = class {
+        println!("CPU class {}: {}", c.name, c.cpus);
+    }
+    println!(
+        "ns per packet: the best of {ROUNDS} rounds of interleaved bursts; ratio: the median \
+         over rounds of the best reference's time over ours. Short header ({HEADER} bytes)."
+    );
+    for (id, cipher) in [
+        (CipherSuite::TLS13_AES_128_GCM_SHA256, Cipher::Aes128Gcm),
+        (CipherSuite::TLS13_AES_256_GCM_SHA384, Cipher::Aes256Gcm),
+        (
+            CipherSuite::TLS13_CHACHA20_POLY1305_SHA256,
+            Cipher::ChaCha20Poly1305,
+        ),
+    ] {
+        let chacha = cipher == Cipher::ChaCha20Poly1305;
+        let with_ring = class.is_none_or(|c| if chacha { c.ring_chacha } else { c.ring_aes });
+        let mut imps: Vec<(&str, DirectionalKeys)> = vec![("aws-lc-rs", keys(&aws, id))];
+        if with_ring {
+            imps.push(("ring", keys(&ring, id)));
+        }
+        let refs = imps.len();
+        imps.push(("fusion", keys(&fusion, id)));
+        let ours = imps.len() - 1;
+        println!("\n### {id:?}\n");
+        print!("| payload | op |");
+        for (name, _) in &imps {
+            print!(" {name} |");
+        }
+        println!(" ratio |\n|---|---|{}---|", "---|".repeat(imps.len()));
+        for payload in [40usize, 1200, 1350, 1452] {
+            let len = HEADER + payload + 16;
+            let iters = (2_000_000 / (len + 200)).max(50);
+            // Seal + header protection.
+            let mut bufs = vec![vec![0xabu8; len]; imps.len()];
+            let t = interleave(imps.len(), iters, |i, pn| {
+                seal_protect(&imps[i].1, pn, &mut bufs[i]);
+                black_box(&bufs[i]);
+            });
+            row(payload, "seal + protect header", &t, refs, ours);
+            // Header removal + open (the packet restored before each).
+            // Sealed by a fresh key object (a packet number is sealed once
+            // per key), opened by the timed one: the same key bytes.
+            let mut sealers: Vec<DirectionalKeys> = vec![keys(&aws, id)];
+            if with_ring {
+                sealers.push(keys(&ring, id));
+            }
+            sealers.push(keys(&fusion, id));
+            let sealed: Vec<Vec<u8>> = sealers
+                .iter()
+                .map(|k| {
+                    let mut p = vec![0xabu8; len];
+                    seal_protect(k, 5, &mut p);
+                    p
+                })
+                .collect();
+            let mut bufs = sealed.clone();
+            let t = interleave(imps.len(), iters, |i, _| {
+                bufs[i].copy_from_slice(&sealed[i]);
+                black_box(unprotect_open(&imps[i].1, 5, &mut bufs[i]));
+            });
+            row(payload, "remove header + open", &t, refs, ours);
+        }
+        // The header-protection call alone.
+        let mut firsts = vec![0x41u8; imps.len()];
+        let mut pns = vec![[0u8; 4]; imps.len()];
+        let t = interleave(imps.len(), 200_000, |i, n| {
+            let sample = [n as u8; 16];
+            imps[i]
+                .1
+                .header
+                .encrypt_in_place(black_box(&sample), &mut firsts[i], &mut pns[i])
+                .unwrap();
+        });
+        row(16, "header protection alone", &t, refs, ours);
+        standalone(cipher);
+    }
+}
+
+fn row(payload: usize, op: &str, t: &[Vec<f64>], refs: usize, ours: usize) {
+    print!("| {payload} | {op} |");
+    for x in t {
+        print!(" {:.1} |", best(x));
+    }
+    println!(" {:.2}× |", ratio(t, refs, ours));
+}
+
+/// Our standalone API: 10-packet `seal_batch` against 10 `seal_packet`
+/// calls, and batched against single header removal (1350-byte payloads).
+fn standalone(cipher: Cipher) {
+    const BATCH: usize = 10;
+    let key = vec![0x44u8; cipher.key_len()];
+    let hp = vec![0x33u8; cipher.key_len()];
+    let iv = [0x55u8; 12];
+    let one = Sealer::new(cipher, &key, &iv, &hp).unwrap();
+    // The same key through rustls's objects: seal then protect, per packet.
+    let fusion = rustls_fusion::default_provider();
+    let id = match cipher {
+        Cipher::Aes128Gcm => CipherSuite::TLS13_AES_128_GCM_SHA256,
+        Cipher::Aes256Gcm => CipherSuite::TLS13_AES_256_GCM_SHA384,
+        Cipher::ChaCha20Poly1305 => CipherSuite::TLS13_CHACHA20_POLY1305_SHA256,
+    };
+    let separate = keys(&fusion, id);
+    let many = Sealer::new(cipher, &key, &iv, &hp).unwrap();
+    let opener = Opener::new(cipher, &key, &iv, &hp).unwrap();
+    let len = HEADER + 1350 + 16;
+    let mut bufs = vec![vec![0xabu8; len]; BATCH];
+    let mut pn = 1u64 << 20;
+    // Times per packet: [10 × seal_packet, seal_batch(10), 10 × (seal, protect)].
+    let t = interleave(3, 2_000, |i, _| {
+        for b in bufs.iter_mut() {
+            pn += 1;
+            b[..HEADER].copy_from_slice(&short_header(pn));
+        }
+        let first = pn - BATCH as u64 + 1;
+        if i == 0 {
+            for (k, b) in bufs.iter_mut().enumerate() {
+                one.seal_packet(b, PN_OFFSET, first + k as u64).unwrap();
+            }
+        } else if i == 2 {
+            for (k, b) in bufs.iter_mut().enumerate() {
+                seal_protect(&separate, first + k as u64, b);
+            }
+        } else {
+            // An array, not a Vec: no allocation inside the timed loop.
+            let mut it = bufs.iter_mut();
+            let mut packets: [OutPacket<'_>; BATCH] = core::array::from_fn(|k| OutPacket {
+                packet: it.next().expect("BATCH buffers"),
+                pn_offset: PN_OFFSET,
+                pn: first + k as u64,
+            });
+            many.seal_batch(&mut packets).unwrap();
+        }
+        black_box(&bufs);
+    });
+    let per = |x: f64| x / BATCH as f64;
+    // ratio(t, refs, ours) takes the references first: reorder.
+    let vs_separate = ratio(&[t[2].clone(), t[1].clone()], 1, 1);
+    let vs_packet = ratio(&[t[0].clone(), t[1].clone()], 1, 1);
+    println!(
+        "\nstandalone, 1350-byte payloads, ns per packet: 10 × (seal, protect header) through \
+         rustls's objects {:.1}, 10 × seal_packet {:.1}, seal_batch(10) {:.1} \
+         ({vs_separate:.2}× the separate calls, {vs_packet:.2}× seal_packet)",
+        per(best(&t[2])),
+        per(best(&t[0])),
+        per(best(&t[1])),
+    );
+    // Header removal: 10 single calls against one batch of 10.
+    let sealed = bufs.clone();
+    let mut work = bufs.clone();
+    let mut out = vec![Err(QuicError::PacketTooShort); BATCH];
+    let t = interleave(2, 20_000, |i, _| {
+        for (w, s) in work.iter_mut().zip(&sealed) {
+            w[..HEADER].copy_from_slice(&s[..HEADER]);
+        }
+        if i == 0 {
+            for w in work.iter_mut() {
+                black_box(opener.unprotect_header(w, PN_OFFSET).unwrap());
+            }
+        } else {
+            let mut it = work.iter_mut();
+            let mut ins: [InPacket<'_>; BATCH] = core::array::from_fn(|_| InPacket {
+                packet: it.next().expect("BATCH buffers"),
+                pn_offset: PN_OFFSET,
+            });
+            opener.unprotect_headers(&mut ins, &mut out);
+            black_box(&out);
+        }
+    });
+    println!(
+        "standalone header removal, ns per packet: single {:.1}, batch of 10 {:.1}",
+        per(best(&t[0])),
+        per(best(&t[1]))
+    );
+}
