@@ -17,9 +17,7 @@ use ring::aead::quic as base_quic;
 
 #[cfg(target_arch = "x86_64")]
 use super::aes_gcm::RoundKeys;
-#[cfg(target_arch = "x86_64")]
-use super::chacha20_poly1305::{Blocks, Width};
-use super::Backend;
+use super::{Backend, ChaCha20Poly1305};
 
 /// Which block function.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,8 +42,10 @@ pub(crate) enum BlockKey {
     Aes128(RoundKeys<10>),
     #[cfg(target_arch = "x86_64")]
     Aes256(RoundKeys<14>),
+    /// A ChaCha20-Poly1305 key on one of our x86 engines (its key words
+    /// are the block function's key).
     #[cfg(target_arch = "x86_64")]
-    ChaCha20(Blocks),
+    ChaCha20(ChaCha20Poly1305),
     /// Boxed: the libraries keep their key schedules inline.
     Base(Box<base_quic::HeaderProtectionKey>),
 }
@@ -67,18 +67,16 @@ impl BlockKey {
                 backend,
                 Backend::X86AesNi | Backend::X86Vaes | Backend::X86Vaes512
             );
-            let width = match backend {
-                Backend::X86Ssse3 => Some(Width::Ssse3),
-                Backend::X86Avx2 => Some(Width::Avx2),
-                Backend::X86Avx512 => Some(Width::Avx512),
-                _ => None,
-            };
-            match (kind, aes, width) {
-                (BlockKind::Aes128, true, _) => return RoundKeys::new(key).map(Self::Aes128),
-                (BlockKind::Aes256, true, _) => return RoundKeys::new(key).map(Self::Aes256),
-                (BlockKind::ChaCha20, _, Some(w)) => {
+            let chacha = matches!(
+                backend,
+                Backend::X86Ssse3 | Backend::X86Avx2 | Backend::X86Avx512
+            );
+            match kind {
+                BlockKind::Aes128 if aes => return RoundKeys::new(key).map(Self::Aes128),
+                BlockKind::Aes256 if aes => return RoundKeys::new(key).map(Self::Aes256),
+                BlockKind::ChaCha20 if chacha => {
                     let key = key.try_into().expect("32-byte key");
-                    return Blocks::new(key, w).map(Self::ChaCha20);
+                    return ChaCha20Poly1305::with_backend(key, backend).map(Self::ChaCha20);
                 }
                 _ => {}
             }
@@ -108,7 +106,10 @@ impl BlockKey {
             #[cfg(target_arch = "x86_64")]
             Self::Aes256(k) => k.encrypt_prefix(inputs, out),
             #[cfg(target_arch = "x86_64")]
-            Self::ChaCha20(k) => k.apply(inputs, out),
+            Self::ChaCha20(k) => k
+                .engines()
+                .blocks(inputs, out)
+                .expect("an x86 engine: `new` only makes those"),
             Self::Base(k) => {
                 for (i, o) in inputs.iter().zip(out) {
                     *o = k.new_mask(i).expect("16-byte sample");

@@ -3,13 +3,15 @@
 //! Scalar on purpose: it runs on the integer multiplier while ChaCha20 runs
 //! on the vector units, so the SIMD engines interleave the two in one loop.
 //!
-//! One Horner step, h = (h + m)·r, is a chain of about 16 cycles, which made
-//! Poly1305 (≈1 cycle/byte) the bottleneck. Runs of 2·L blocks therefore go
-//! through two independent lanes: lane A absorbs blocks 0..L from h, lane B
-//! blocks L..2L from zero, interleaved step by step, and the run ends with
-//! h = A·r^L + B. That is the same Horner sum (B's blocks are zero in A's
-//! lane and vice versa) with half the latency, for the price of r^L (cached)
-//! and one general multiplication.
+//! One Horner step, h = (h + m)·r, is a dependency chain of about 16
+//! cycles, which made Poly1305 (≈1 cycle/byte) the bottleneck. Runs of 2·L
+//! blocks therefore go through two independent Horner chains: chain A
+//! absorbs blocks 0..L from h, chain B blocks L..2L from zero, interleaved
+//! step by step, and the run ends with h = A·r^L + B. That is the same
+//! Horner sum (B's blocks are zero in A's chain and vice versa) with half
+//! the latency, for the price of r^L (cached) and one general
+//! multiplication. ("Lanes" in this crate are SIMD lanes; these are
+//! chains.)
 //! Constant time: no branches or indices depend on the key or the data;
 //! the final reduction selects with masks.
 
@@ -24,14 +26,14 @@ pub(super) struct Poly1305 {
     h0: u64,
     h1: u64,
     h2: u64,
-    /// Cached powers (L, r^L) for lane lengths in use (L = 0: empty).
+    /// Cached powers (L, r^L) for chain lengths in use (L = 0: empty).
     powers: [(usize, [u64; 3]); 2],
     pad: [u64; 2],
 }
 
-/// Two Poly1305 lanes over a run of 2·L blocks: lane A continues h over
-/// blocks 0..L, lane B starts from zero over blocks L..2L.
-pub(super) struct Lanes {
+/// Two Horner chains over a run of 2·L blocks: chain A continues h over
+/// blocks 0..L, chain B starts from zero over blocks L..2L.
+pub(super) struct Chains {
     a: [u64; 3],
     b: [u64; 3],
     len: usize,
@@ -39,10 +41,10 @@ pub(super) struct Lanes {
     power: [u64; 3],
 }
 
-/// Fewest blocks worth two lanes (a shorter run would not repay r^L).
-const MIN_LANES_RUN: usize = 8;
+/// Fewest blocks worth two chains (a shorter run would not repay r^L).
+const MIN_CHAINS_RUN: usize = 8;
 
-impl Drop for Lanes {
+impl Drop for Chains {
     fn drop(&mut self) {
         self.a.zeroize();
         self.b.zeroize();
@@ -69,7 +71,7 @@ fn add_block([x0, x1, x2]: [u64; 3], m: &[u8]) -> [u64; 3] {
 
 /// `x·y + z mod 2¹³⁰−5`, partially reduced (top limb ≤ 4), for any
 /// partially reduced `x`, `y`, `z` (top limbs ≤ 4): the general
-/// multiplication, used for powers of r and to join the lanes.
+/// multiplication, used for powers of r and to join the chains.
 #[inline(always)]
 fn mul_add([x0, x1, x2]: [u64; 3], [y0, y1, y2]: [u64; 3], z: [u64; 3]) -> [u64; 3] {
     // Column sums of 64-bit pieces cannot overflow a u128.
@@ -134,36 +136,36 @@ impl Poly1305 {
     }
 
     /// Absorbs whole 16-byte blocks (`data.len()` a multiple of 16), in two
-    /// lanes when there are enough of them.
+    /// chains when there are enough of them.
     #[inline(always)]
     pub(super) fn blocks(&mut self, data: &[u8]) {
         debug_assert_eq!(data.len() % 16, 0);
         let blocks = data.len() / 16;
-        if blocks < MIN_LANES_RUN {
+        if blocks < MIN_CHAINS_RUN {
             for block in data.chunks_exact(16) {
                 self.block(block);
             }
             return;
         }
-        // An odd block first, then one two-lane run over the rest.
+        // An odd block first, then one two-chain run over the rest.
         let odd = 16 * (blocks % 2);
         if odd > 0 {
             self.block(&data[..16]);
         }
         let run = &data[odd..];
-        let mut lanes = self.lanes_begin(run.len() / 32);
-        for i in 0..lanes.len {
-            self.lane_step(&mut lanes, run, i);
+        let mut chains = self.chains_begin(run.len() / 32);
+        for i in 0..chains.len {
+            self.chain_step(&mut chains, run, i);
         }
-        self.lanes_end(lanes);
+        self.chains_end(chains);
     }
 
-    /// Starts a two-lane run of `2 * len` blocks. Until `lanes_end`,
-    /// `lane_step` must run for every `i` in `0..len`, in order, and nothing
-    /// else may be absorbed.
+    /// Starts a two-chain run of `2 * len` blocks. Until `chains_end`,
+    /// `chain_step` must run for every `i` in `0..len`, in order, and
+    /// nothing else may be absorbed.
     #[inline(always)]
-    pub(super) fn lanes_begin(&mut self, len: usize) -> Lanes {
-        Lanes {
+    pub(super) fn chains_begin(&mut self, len: usize) -> Chains {
+        Chains {
             a: [self.h0, self.h1, self.h2],
             b: [0; 3],
             len,
@@ -171,23 +173,23 @@ impl Poly1305 {
         }
     }
 
-    /// Step `i` of a run starting at `run`: lane A absorbs block `i`, lane B
-    /// block `len + i`. Steps from `len` on do nothing: the stitched kernels
-    /// have a fixed number of step slots, and a whole batch's constant
-    /// length folds this check away.
+    /// Step `i` of a run starting at `run`: chain A absorbs block `i`,
+    /// chain B block `len + i`. Steps from `len` on do nothing: the stitched
+    /// kernels have a fixed number of step slots, and a whole batch's
+    /// constant length folds this check away.
     #[inline(always)]
-    pub(super) fn lane_step(&self, lanes: &mut Lanes, run: &[u8], i: usize) {
-        if i >= lanes.len {
+    pub(super) fn chain_step(&self, chains: &mut Chains, run: &[u8], i: usize) {
+        if i >= chains.len {
             return;
         }
-        lanes.a = self.mul_r(add_block(lanes.a, &run[16 * i..]));
-        lanes.b = self.mul_r(add_block(lanes.b, &run[16 * (lanes.len + i)..]));
+        chains.a = self.mul_r(add_block(chains.a, &run[16 * i..]));
+        chains.b = self.mul_r(add_block(chains.b, &run[16 * (chains.len + i)..]));
     }
 
-    /// Joins the lanes: h = A·r^L + B.
+    /// Joins the chains: h = A·r^L + B.
     #[inline(always)]
-    pub(super) fn lanes_end(&mut self, lanes: Lanes) {
-        [self.h0, self.h1, self.h2] = mul_add(lanes.a, lanes.power, lanes.b);
+    pub(super) fn chains_end(&mut self, chains: Chains) {
+        [self.h0, self.h1, self.h2] = mul_add(chains.a, chains.power, chains.b);
     }
 
     /// r^len (len ≥ 1), from a two-entry cache: the stitched kernels use one

@@ -1,0 +1,793 @@
+//! What the x86-64 ChaCha20-Poly1305 engines share: the record logic
+//! (state, stitched hash, head, batches, tail, wipe) and one ChaCha20
+//! kernel — quarter round, vertical kernel, horizontal short call — generic
+//! over the vector type ([`Lanes`]: xmm for SSSE3, ymm for AVX2, zmm for
+//! AVX-512). Each backend file implements `Lanes` for its type and
+//! instantiates the engine with [`x86_backend!`] inside its own
+//! `#[target_feature]` entry points, so every helper here is
+//! `#[inline(always)]` and compiles with the caller's features.
+//!
+//! Two layouts of the ChaCha20 state:
+//!
+//! - **vertical** (bulk): register `i` holds state word `i` of `Lanes::N`
+//!   blocks, one per 32-bit lane; one call makes `N` blocks (4, 8 or 16)
+//!   and absorbs the Poly1305 of up to as many blocks of ciphertext between
+//!   its quarter rounds (the width's [`Schedule`]): ChaCha20 keeps the
+//!   vector units busy while Poly1305 runs on the integer multiplier;
+//! - **horizontal** (short records, the head, tails, header protection):
+//!   register `a`, `b`, `c`, `d` holds one row of `Lanes::ROW_BLOCKS` blocks
+//!   (1, 2 or 4), one per 128-bit lane; independent sets hide each other's
+//!   latency.
+//!
+//! # Safety
+//! Every `unsafe fn` here must only run on a CPU with the features of the
+//! `Lanes` type it is instantiated with: the backends call them only from
+//! `#[target_feature]` functions of a `Key` that detection made.
+#![allow(unsafe_code)]
+
+use zeroize::Zeroize;
+
+use super::poly1305::{Chains, Poly1305};
+use crate::aead::{NONCE_LEN, TAG_LEN};
+
+/// The largest batch any vertical kernel makes (AVX-512: 16 blocks).
+const MAX_BATCH: usize = 1024;
+/// Records up to this size take one horizontal call of 2, 4 or 8 blocks
+/// (the Poly1305 key block and up to seven data blocks).
+const SMALL: usize = 448;
+/// ChaCha20's "expand 32-byte k".
+const SIGMA: [u32; 4] = [0x6170_7865, 0x3320_646e, 0x7962_2d32, 0x6b20_6574];
+
+/// Where the vertical kernel runs Poly1305 chain steps (one step absorbs
+/// one block in each of Poly1305's two chains): `after[q]` steps after
+/// quarter round `q` (0..8) of each of the first `rounds` double rounds,
+/// then `end` more after the last round. A whole batch of ciphertext is
+/// `Lanes::N * 2` steps.
+pub(super) struct Schedule {
+    pub(super) after: [usize; 8],
+    pub(super) rounds: usize,
+    pub(super) end: usize,
+}
+
+/// A vector of 32-bit lanes: one ChaCha20 state word of `N` blocks
+/// (vertical), or one row of `ROW_BLOCKS` blocks (horizontal).
+/// Implemented by the backends; no method has a default.
+///
+/// # Safety
+/// Methods may only run where the implementing backend's CPU features are
+/// present (see the module docs).
+pub(super) unsafe trait Lanes: Copy {
+    /// Blocks per register in the vertical layout.
+    const N: usize;
+    /// Blocks per register in the horizontal layout.
+    const ROW_BLOCKS: usize;
+    /// Most independent horizontal sets one call keeps in registers.
+    const MAX_SETS: usize;
+    /// The vertical kernel's Poly1305 chain steps.
+    const SCHEDULE: Schedule;
+    /// Whether the horizontal 8-block call runs chain steps between its
+    /// rounds (else the hash runs before it).
+    const STITCH_SMALL: bool;
+    /// The lane type for 2-block calls (zmm → ymm: one ymm chain measured
+    /// faster than a zmm one there).
+    type Pair: Lanes;
+
+    unsafe fn splat(x: u32) -> Self;
+    /// `words[i]` in lane `i` (`N` words).
+    unsafe fn load_lanes(words: &[u32]) -> Self;
+    /// `[0, 1, …, N − 1]`: the block index of each vertical lane.
+    unsafe fn lane_index() -> Self;
+    unsafe fn add(self, b: Self) -> Self;
+    unsafe fn xor(self, b: Self) -> Self;
+    unsafe fn rotl16(self) -> Self;
+    unsafe fn rotl12(self) -> Self;
+    unsafe fn rotl8(self) -> Self;
+    unsafe fn rotl7(self) -> Self;
+    /// `_mm_shuffle_epi32::<IMM>` in every 128-bit lane.
+    unsafe fn shuffle<const IMM: i32>(self) -> Self;
+    /// The four words at `w` in every 128-bit lane.
+    unsafe fn row(w: &[u32]) -> Self;
+    /// `row` with `k` added to the first word of 128-bit lane `k` (block
+    /// counters of the horizontal layout).
+    unsafe fn row_counters(self) -> Self;
+    /// Stores the first `blocks` (≤ `ROW_BLOCKS`) blocks of final rows
+    /// `a`, `b`, `c`, `d` to `out`, 64 bytes each.
+    unsafe fn store_rows(rows: [Self; 4], out: *mut u8, blocks: usize);
+    /// Transposes the final vertical state into `N` blocks and stores
+    /// `input XOR keystream` to `output` (`N * 64` bytes; `input` may equal
+    /// `output`).
+    unsafe fn xor_vertical(x: &[Self; 16], input: *const u8, output: *mut u8);
+    /// `out[i] = input[i] ^ ks[i]` for `ks.len()` bytes; `input` may equal
+    /// `out`.
+    unsafe fn xor_bytes(input: *const u8, out: *mut u8, ks: &[u8]);
+}
+
+/// Defines a backend's key type (which exists only where `$detected`
+/// holds) and its `#[target_feature]` entry points, instantiating the
+/// engine with lane type `$lanes`.
+macro_rules! x86_backend {
+    (features = $features:literal, lanes = $lanes:ty, detected = $detected:ident) => {
+        /// A ChaCha20-Poly1305 key on this backend; zeroized on drop.
+        pub(crate) struct Key(zeroize::Zeroizing<[u32; 8]>);
+
+        impl Key {
+            /// `None` unless this CPU has the backend's features.
+            pub(crate) fn new(key: &[u8; 32]) -> Option<Self> {
+                if !$crate::cpu::Features::get().$detected {
+                    return None;
+                }
+                Some(Self($crate::aead::chacha20_poly1305::x86_64::key_words(
+                    key,
+                )))
+            }
+
+            pub(crate) fn seal(
+                &self,
+                nonce: &[u8; $crate::aead::NONCE_LEN],
+                aad: &[u8],
+                src: &[u8],
+                buf: &mut [u8],
+            ) -> [u8; $crate::aead::TAG_LEN] {
+                // SAFETY: a `Key` exists only where `new` detected the features.
+                unsafe { seal(&self.0, nonce, aad, src, buf) }
+            }
+
+            pub(crate) fn open(
+                &self,
+                nonce: &[u8; $crate::aead::NONCE_LEN],
+                aad: &[u8],
+                buf: &mut [u8],
+                tag: &[u8; $crate::aead::TAG_LEN],
+            ) -> Result<(), $crate::aead::OpenError> {
+                // SAFETY: as for `seal`.
+                let expected = unsafe { open(&self.0, nonce, aad, buf) };
+                $crate::aead::chacha20_poly1305::x86_64::check(expected, tag, buf)
+            }
+
+            /// The first `B` bytes of the ChaCha20 block of each 16-byte
+            /// `counter ‖ nonce` input (RFC 8439 §2.3).
+            ///
+            /// # Panics
+            /// If the lengths differ, or `B > 16`.
+            pub(crate) fn blocks<const B: usize>(&self, inputs: &[[u8; 16]], out: &mut [[u8; B]]) {
+                assert!(inputs.len() == out.len() && B <= 16, "one output per input");
+                // SAFETY: as for `seal`.
+                unsafe { blocks(&self.0, inputs, out) }
+            }
+        }
+
+        #[target_feature(enable = $features)]
+        unsafe fn seal(
+            key: &[u32; 8],
+            nonce: &[u8; $crate::aead::NONCE_LEN],
+            aad: &[u8],
+            src: &[u8],
+            buf: &mut [u8],
+        ) -> [u8; $crate::aead::TAG_LEN] {
+            use $crate::aead::chacha20_poly1305::x86_64 as kernel;
+            kernel::crypt::<$lanes>(key, nonce, aad, src, buf, kernel::Direction::Seal)
+        }
+
+        #[target_feature(enable = $features)]
+        unsafe fn open(
+            key: &[u32; 8],
+            nonce: &[u8; $crate::aead::NONCE_LEN],
+            aad: &[u8],
+            buf: &mut [u8],
+        ) -> [u8; $crate::aead::TAG_LEN] {
+            use $crate::aead::chacha20_poly1305::x86_64 as kernel;
+            kernel::crypt::<$lanes>(key, nonce, aad, &[], buf, kernel::Direction::Open)
+        }
+
+        #[target_feature(enable = $features)]
+        unsafe fn blocks<const B: usize>(key: &[u32; 8], inputs: &[[u8; 16]], out: &mut [[u8; B]]) {
+            $crate::aead::chacha20_poly1305::x86_64::independent_blocks::<$lanes, B>(
+                key, inputs, out,
+            )
+        }
+    };
+}
+pub(super) use x86_backend;
+
+/// The key as eight little-endian words.
+pub(super) fn key_words(key: &[u8; 32]) -> zeroize::Zeroizing<[u32; 8]> {
+    let mut words = zeroize::Zeroizing::new([0u32; 8]);
+    for (w, b) in words.iter_mut().zip(key.chunks_exact(4)) {
+        *w = u32::from_le_bytes(b.try_into().expect("4 bytes"));
+    }
+    words
+}
+
+/// Compares the computed tag with the received one in constant time; on a
+/// mismatch zeroes `buf` (no unauthenticated plaintext is released).
+pub(super) fn check(
+    expected: [u8; TAG_LEN],
+    tag: &[u8; TAG_LEN],
+    buf: &mut [u8],
+) -> Result<(), crate::aead::OpenError> {
+    if crate::aead::ct_eq(&expected, tag) {
+        Ok(())
+    } else {
+        buf.zeroize();
+        Err(crate::aead::OpenError)
+    }
+}
+
+/// Whether an `n`-byte message keeps the data block counter in 1 ..= 2³²−1.
+const fn counter_fits(n: usize) -> bool {
+    (n as u64).div_ceil(64) < 1 << 32
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Direction {
+    Seal,
+    Open,
+}
+
+/// Ciphertext a vertical kernel hashes, as a raw pointer: an open hashes
+/// bytes that the same call then overwrites with plaintext, so no reference
+/// to them may live across the call.
+#[derive(Clone, Copy)]
+struct Hash {
+    ptr: *const u8,
+    len: usize,
+}
+
+impl Hash {
+    /// # Safety
+    /// `ptr` is valid for `len` bytes of reads while the kernel runs.
+    #[inline(always)]
+    unsafe fn new(ptr: *const u8, len: usize) -> Self {
+        Self { ptr, len }
+    }
+
+    /// The bytes, for use before the kernel's stores.
+    ///
+    /// # Safety
+    /// As for [`Hash::new`]; the slice must not be used after a write to
+    /// those bytes.
+    #[inline(always)]
+    unsafe fn bytes<'a>(self) -> &'a [u8] {
+        core::slice::from_raw_parts(self.ptr, self.len)
+    }
+}
+
+/// The ChaCha20 input state for block counter 0; zeroized on drop.
+struct State {
+    words: [u32; 16],
+}
+
+impl State {
+    #[inline(always)]
+    fn new(key: &[u32; 8], nonce: &[u8; NONCE_LEN]) -> Self {
+        let mut words = [0u32; 16];
+        words[..4].copy_from_slice(&SIGMA);
+        words[4..12].copy_from_slice(key);
+        for (w, b) in words[13..].iter_mut().zip(nonce.chunks_exact(4)) {
+            *w = u32::from_le_bytes(b.try_into().expect("4 bytes"));
+        }
+        Self { words }
+    }
+}
+
+impl Drop for State {
+    fn drop(&mut self) {
+        self.words.zeroize();
+    }
+}
+
+/// The Poly1305 chain steps a kernel runs between its rounds: the run's
+/// bytes and its chains, if it hashes one.
+type Stitch<'a, 'b> = Option<(&'a [u8], &'b mut Chains)>;
+
+/// Chain step `i` of the run a kernel hashes, if it hashes one. (A
+/// function, not a closure: a closure does not get its caller's target
+/// features, and its body was compiled without them and called.)
+#[inline(always)]
+fn stitch(poly: &Poly1305, chains: &mut Stitch<'_, '_>, i: usize) {
+    if let Some((data, chains)) = chains {
+        poly.chain_step(chains, data, i);
+    }
+}
+
+/// One ChaCha20 quarter round on four vectors (any layout).
+#[inline(always)]
+unsafe fn quarter<L: Lanes>(a: &mut L, b: &mut L, c: &mut L, d: &mut L) {
+    *a = a.add(*b);
+    *d = d.xor(*a).rotl16();
+    *c = c.add(*d);
+    *b = b.xor(*c).rotl12();
+    *a = a.add(*b);
+    *d = d.xor(*a).rotl8();
+    *c = c.add(*d);
+    *b = b.xor(*c).rotl7();
+}
+
+/// `L::N` blocks from `counter` XORed from `input` into `output`
+/// (`L::N * 64` bytes), with the Poly1305 of the bytes at `hash` (at most
+/// that many, whole 32-byte steps) absorbed between the quarter rounds as
+/// the width's [`Schedule`] says.
+///
+/// # Safety
+/// The CPU has `L`'s features; `input` and `output` point to `L::N * 64`
+/// bytes (`input` may equal `output`), and `hash` is valid for reads (it
+/// may be `output`: it is read before the stores).
+#[inline(always)]
+unsafe fn vertical<L: Lanes>(
+    state: &State,
+    counter: u32,
+    input: *const u8,
+    output: *mut u8,
+    poly: &mut Poly1305,
+    hash: Option<Hash>,
+) {
+    let w = &state.words;
+    let mut x = [L::splat(0); 16];
+    for (xi, &wi) in x.iter_mut().zip(w) {
+        *xi = L::splat(wi);
+    }
+    x[12] = L::splat(counter).add(L::lane_index());
+    // Only the counters are kept for the final addition; the other input
+    // words are broadcast again then (on ymm, keeping all sixteen alive
+    // through the rounds spilled).
+    let x12 = x[12];
+    // SAFETY: the caller's contract; the slice's last use is before the
+    // stores below, which may overwrite the same bytes (open in place).
+    let mut chains: Stitch<'_, '_> = None;
+    let mut run = hash.map(|h| {
+        let data = unsafe { h.bytes() };
+        (data, poly.chains_begin(data.len() / 32))
+    });
+    if let Some((data, c)) = run.as_mut() {
+        chains = Some((data, c));
+    }
+    let s = L::SCHEDULE;
+    let mut step = 0;
+    // A double round; `$stitch` says whether it runs the schedule's chain
+    // steps (the first `s.rounds` do, the rest do not: two loops, so that
+    // neither tests the round number).
+    macro_rules! double_round {
+        ($stitch:expr) => {{
+            let [x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10, x11, x12, x13, x14, x15] = &mut x;
+            macro_rules! steps {
+                ($q:literal) => {
+                    if $stitch {
+                        for _ in 0..s.after[$q] {
+                            stitch(poly, &mut chains, step);
+                            step += 1;
+                        }
+                    }
+                };
+            }
+            quarter(x0, x4, x8, x12);
+            steps!(0);
+            quarter(x1, x5, x9, x13);
+            steps!(1);
+            quarter(x2, x6, x10, x14);
+            steps!(2);
+            quarter(x3, x7, x11, x15);
+            steps!(3);
+            quarter(x0, x5, x10, x15);
+            steps!(4);
+            quarter(x1, x6, x11, x12);
+            steps!(5);
+            quarter(x2, x7, x8, x13);
+            steps!(6);
+            quarter(x3, x4, x9, x14);
+            steps!(7);
+        }};
+    }
+    for _ in 0..s.rounds {
+        double_round!(true);
+    }
+    for _ in s.rounds..10 {
+        double_round!(false);
+    }
+    for _ in 0..s.end {
+        stitch(poly, &mut chains, step);
+        step += 1;
+    }
+    // `chains` borrows `run`; its last use is above.
+    if let Some((_, c)) = run {
+        poly.chains_end(c);
+    }
+    for (i, xi) in x.iter_mut().enumerate() {
+        let init = if i == 12 { x12 } else { L::splat(w[i]) };
+        *xi = xi.add(init);
+    }
+    L::xor_vertical(&x, input, output);
+}
+
+/// `out.len() / 64` blocks (whole blocks, at most `SETS * L::ROW_BLOCKS`)
+/// from `counter` in the horizontal layout, with chain steps 0..32 of
+/// `chains` between the rounds (three per double round, two at the end)
+/// when it is given.
+#[inline(always)]
+unsafe fn horizontal<L: Lanes, const SETS: usize>(
+    state: &State,
+    counter: u32,
+    out: &mut [u8],
+    poly: &Poly1305,
+    mut chains: Stitch<'_, '_>,
+) {
+    assert!(out.len().is_multiple_of(64) && out.len() <= SETS * L::ROW_BLOCKS * 64);
+    let w = &state.words;
+    let (a0, b0, c0) = (L::row(&w[0..]), L::row(&w[4..]), L::row(&w[8..]));
+    let mut d0 = [L::splat(0); SETS];
+    for (set, d) in d0.iter_mut().enumerate() {
+        let mut row = [w[12], w[13], w[14], w[15]];
+        row[0] = counter.wrapping_add((set * L::ROW_BLOCKS) as u32);
+        *d = L::row(&row).row_counters();
+    }
+    let (mut a, mut b, mut c, mut d) = ([a0; SETS], [b0; SETS], [c0; SETS], d0);
+    for round in 0..10 {
+        stitch(poly, &mut chains, 3 * round);
+        for s in 0..SETS {
+            quarter(&mut a[s], &mut b[s], &mut c[s], &mut d[s]);
+            b[s] = b[s].shuffle::<0x39>();
+            c[s] = c[s].shuffle::<0x4e>();
+            d[s] = d[s].shuffle::<0x93>();
+        }
+        stitch(poly, &mut chains, 3 * round + 1);
+        for s in 0..SETS {
+            quarter(&mut a[s], &mut b[s], &mut c[s], &mut d[s]);
+            b[s] = b[s].shuffle::<0x93>();
+            c[s] = c[s].shuffle::<0x4e>();
+            d[s] = d[s].shuffle::<0x39>();
+        }
+        stitch(poly, &mut chains, 3 * round + 2);
+    }
+    stitch(poly, &mut chains, 30);
+    stitch(poly, &mut chains, 31);
+    let blocks = out.len() / 64;
+    for s in 0..SETS {
+        let first = s * L::ROW_BLOCKS;
+        if first < blocks {
+            let rows = [a[s].add(a0), b[s].add(b0), c[s].add(c0), d[s].add(d0[s])];
+            let n = (blocks - first).min(L::ROW_BLOCKS);
+            L::store_rows(rows, out[first * 64..].as_mut_ptr(), n);
+        }
+    }
+}
+
+/// 2, 4 or 8 blocks (`out.len()` 128, 256 or 512) in the latency-hiding
+/// horizontal layout, for short records, the head and small tails.
+#[inline(always)]
+unsafe fn keystream_small<L: Lanes>(state: &State, counter: u32, out: &mut [u8], poly: &Poly1305) {
+    macro_rules! call {
+        ($lanes:ty, $out:expr, $counter:expr) => {{
+            let blocks = $out.len() / 64;
+            let sets = blocks.div_ceil(<$lanes>::ROW_BLOCKS);
+            match sets {
+                1 => horizontal::<$lanes, 1>(state, $counter, $out, poly, None),
+                2 => horizontal::<$lanes, 2>(state, $counter, $out, poly, None),
+                4 => horizontal::<$lanes, 4>(state, $counter, $out, poly, None),
+                _ => unreachable!("2, 4 or 8 blocks"),
+            }
+        }};
+    }
+    match out.len() {
+        128 => call!(L::Pair, out, counter),
+        _ if out.len() / 64 <= L::MAX_SETS * L::ROW_BLOCKS => call!(L, out, counter),
+        _ => {
+            // More sets than registers allow: two calls.
+            let (lo, hi) = out.split_at_mut(out.len() / 2);
+            call!(L, lo, counter);
+            call!(L, hi, counter.wrapping_add((lo.len() / 64) as u32));
+        }
+    }
+}
+
+/// 8 blocks (`out.len()` 512) from `counter` while Poly1305 absorbs `hash`
+/// (whole 32-byte steps, at most 1 KiB): stitched where the width does so,
+/// one after the other otherwise.
+#[inline(always)]
+unsafe fn keystream_hashing<L: Lanes>(
+    state: &State,
+    counter: u32,
+    out: &mut [u8],
+    poly: &mut Poly1305,
+    hash: &[u8],
+) {
+    debug_assert!(hash.len().is_multiple_of(32) && hash.len() <= 1024);
+    if L::STITCH_SMALL && out.len() <= 2 * L::ROW_BLOCKS * 64 {
+        let mut chains = poly.chains_begin(hash.len() / 32);
+        horizontal::<L, 2>(state, counter, out, poly, Some((hash, &mut chains)));
+        poly.chains_end(chains);
+    } else {
+        poly.blocks(hash);
+        keystream_small::<L>(state, counter, out, poly);
+    }
+}
+
+/// Seals or opens `buf` (the plaintext is `src` followed by
+/// `buf[src.len()..]` when sealing) and returns the tag.
+///
+/// # Safety
+/// The CPU has `L`'s features.
+#[inline(always)]
+pub(super) unsafe fn crypt<L: Lanes>(
+    key: &[u32; 8],
+    nonce: &[u8; NONCE_LEN],
+    aad: &[u8],
+    src: &[u8],
+    buf: &mut [u8],
+    dir: Direction,
+) -> [u8; TAG_LEN] {
+    assert!(src.len() <= buf.len(), "prefix longer than the buffer");
+    let n = buf.len();
+    // Block counter 0 is the Poly1305 key; data uses 1 ..= 2³²−1 and the
+    // counter must never wrap within one message.
+    assert!(counter_fits(n), "ChaCha20-Poly1305 message too long");
+    let state = State::new(key, nonce);
+    if n <= SMALL {
+        return crypt_small::<L>(&state, aad, src, buf, dir);
+    }
+
+    // Region boundaries: head [0, head_max), batches, tail. Plaintext
+    // comes from `src` for whole regions inside it, from `buf` after that.
+    // The head is what one vertical pass from counter 0 covers after the
+    // Poly1305 key block.
+    let batch = L::N * 64;
+    let head_max = batch - 64;
+    let head = head_max.min(n);
+    let batches_end = head + (n - head) / batch * batch;
+    let from_src = if src.len() >= batches_end {
+        batches_end
+    } else if src.len() >= head {
+        head + (src.len() - head) / batch * batch
+    } else {
+        0
+    };
+    buf[from_src..src.len()].copy_from_slice(&src[from_src..]);
+
+    // Keystream scratch, wiped at the end.
+    let mut ks = [0u8; MAX_BATCH];
+    // Pass 0: block 0 (the Poly1305 key) and the head's keystream. It
+    // hashes nothing, so its Poly1305 state is a placeholder.
+    let mut poly = Poly1305::new(&[0; 32]);
+    let ks_ptr = ks.as_mut_ptr();
+    vertical::<L>(&state, 0, ks_ptr, ks_ptr, &mut poly, None);
+    poly = Poly1305::new(ks[..32].try_into().expect("32 bytes"));
+    poly.padded(aad);
+
+    // With no batch and a tail of at most 512 bytes, the head's Poly1305
+    // runs inside the tail's keystream call (its chain steps between the
+    // rounds). An open then XORs the head only after that call hashed it.
+    let head_in_tail = batches_end == head && n > head && n - head <= 512;
+    if dir == Direction::Open && !head_in_tail {
+        poly.padded(&buf[..head]);
+    }
+    if dir == Direction::Seal || !head_in_tail {
+        let out = buf.as_mut_ptr();
+        let head_in = if from_src >= head {
+            src.as_ptr()
+        } else {
+            out.cast_const()
+        };
+        L::xor_bytes(head_in, out, &ks[64..64 + head]);
+    }
+    if dir == Direction::Seal && !head_in_tail {
+        poly.padded(&buf[..head]);
+    }
+    let mut counter = 1 + (head_max / 64) as u32;
+    let mut off = head;
+    // A seal's last batch, until it is hashed (in the tail's vertical pass
+    // if there is one).
+    let mut prev: Option<usize> = None;
+    // Every pointer into `buf` in the batch loop derives from this one.
+    let base = buf.as_mut_ptr();
+    match dir {
+        Direction::Seal => {
+            while off < batches_end {
+                let input = if off + batch <= from_src {
+                    src.as_ptr().add(off)
+                } else {
+                    base.add(off).cast_const()
+                };
+                let hash = prev.map(|p| Hash::new(base.add(p), batch));
+                vertical::<L>(&state, counter, input, base.add(off), &mut poly, hash);
+                prev = Some(off);
+                counter = counter.wrapping_add(L::N as u32);
+                off += batch;
+            }
+        }
+        Direction::Open => {
+            while off < batches_end {
+                let p = base.add(off);
+                vertical::<L>(&state, counter, p, p, &mut poly, Some(Hash::new(p, batch)));
+                counter = counter.wrapping_add(L::N as u32);
+                off += batch;
+            }
+        }
+    }
+    // Tail: less than a batch, with the cheapest keystream that covers it.
+    let len = n - off;
+    if head_in_tail {
+        let mut tail_ks = [0u8; 512];
+        keystream_hashing::<L>(&state, counter, &mut tail_ks, &mut poly, &buf[..head]);
+        if dir == Direction::Open {
+            let p = buf.as_mut_ptr();
+            L::xor_bytes(p, p, &ks[64..64 + head]);
+        }
+        crypt_chunk::<L>(&mut poly, dir, &mut buf[off..], &tail_ks[..len]);
+        wipe(&mut tail_ks);
+    } else {
+        match len {
+            0 => {}
+            1..=128 => keystream_small::<L>(&state, counter, &mut ks[..128], &poly),
+            129..=256 => keystream_small::<L>(&state, counter, &mut ks[..256], &poly),
+            // Without a batch to hash alongside, 8 blocks in the
+            // horizontal layout beat a vertical pass.
+            257..=512 if prev.is_none() => {
+                keystream_small::<L>(&state, counter, &mut ks[..512], &poly)
+            }
+            _ => {
+                ks[..batch].fill(0);
+                let hash = prev.take().map(|p| Hash::new(buf.as_ptr().add(p), batch));
+                let ks_ptr = ks.as_mut_ptr();
+                vertical::<L>(&state, counter, ks_ptr, ks_ptr, &mut poly, hash);
+            }
+        }
+        if let Some(p) = prev {
+            poly.blocks(&buf[p..p + batch]);
+        }
+        crypt_chunk::<L>(&mut poly, dir, &mut buf[off..], &ks[..len]);
+    }
+    wipe(&mut ks);
+    finish(poly, aad.len(), n)
+}
+
+/// XORs `chunk` with `ks` in place and absorbs the ciphertext into Poly1305:
+/// before the XOR when opening, after it when sealing.
+#[inline(always)]
+unsafe fn crypt_chunk<L: Lanes>(poly: &mut Poly1305, dir: Direction, chunk: &mut [u8], ks: &[u8]) {
+    assert_eq!(chunk.len(), ks.len(), "one keystream byte per byte");
+    if dir == Direction::Open {
+        poly.padded(chunk);
+    }
+    let p = chunk.as_mut_ptr();
+    L::xor_bytes(p, p, ks);
+    if dir == Direction::Seal {
+        poly.padded(chunk);
+    }
+}
+
+/// Clears keystream scratch with one memset, behind `black_box` so it is
+/// not elided. (`Zeroizing` would write it a volatile byte at a time, which
+/// cost more than a short record.)
+#[inline(always)]
+fn wipe(scratch: &mut [u8]) {
+    scratch.fill(0);
+    core::hint::black_box(scratch);
+}
+
+/// Records of at most `SMALL` bytes: one horizontal call of 2, 4 or 8
+/// independent blocks yields the Poly1305 key and all the keystream, with a
+/// scratch buffer sized for that alone (clearing a whole batch buffer cost
+/// more than a short record).
+#[inline(always)]
+unsafe fn crypt_small<L: Lanes>(
+    state: &State,
+    aad: &[u8],
+    src: &[u8],
+    buf: &mut [u8],
+    dir: Direction,
+) -> [u8; TAG_LEN] {
+    let n = buf.len();
+    buf[..src.len()].copy_from_slice(src);
+    let mut ks = [0u8; 64 + SMALL];
+    let used = match n {
+        0..=64 => 128,
+        65..=192 => 256,
+        _ => 512,
+    };
+    // The key block comes first: the placeholder Poly1305 is not used.
+    let placeholder = Poly1305::new(&[0; 32]);
+    keystream_small::<L>(state, 0, &mut ks[..used], &placeholder);
+    let mut poly = Poly1305::new(ks[..32].try_into().expect("32 bytes"));
+    poly.padded(aad);
+    crypt_chunk::<L>(&mut poly, dir, buf, &ks[64..64 + n]);
+    wipe(&mut ks);
+    finish(poly, aad.len(), n)
+}
+
+/// Absorbs the lengths block and returns the tag.
+#[inline(always)]
+fn finish(mut poly: Poly1305, aad_len: usize, n: usize) -> [u8; TAG_LEN] {
+    let mut lengths = [0u8; 16];
+    lengths[..8].copy_from_slice(&(aad_len as u64).to_le_bytes());
+    lengths[8..].copy_from_slice(&(n as u64).to_le_bytes());
+    poly.blocks(&lengths);
+    poly.finish()
+}
+
+/// The first `B` bytes of ChaCha20 block `inputs[i]` into `out[i]`, where
+/// each input is the block's `LE32(counter) ‖ nonce` (RFC 8439 §2.3): one
+/// horizontal block for a single input (latency), vertical passes of
+/// `L::N` blocks for several. The temporaries holding key and keystream
+/// are wiped before returning.
+///
+/// # Safety
+/// The CPU has `L`'s features; `out.len() == inputs.len()` and `B <= 16`.
+#[inline(always)]
+pub(super) unsafe fn independent_blocks<L: Lanes, const B: usize>(
+    key: &[u32; 8],
+    inputs: &[[u8; 16]],
+    out: &mut [[u8; B]],
+) {
+    let mut block = [0u8; 64];
+    if let ([input], [o]) = (inputs, &mut *out) {
+        let mut state = State::new(key, &[0; NONCE_LEN]);
+        for (w, b) in state.words[12..].iter_mut().zip(input.chunks_exact(4)) {
+            *w = u32::from_le_bytes(b.try_into().expect("4 bytes"));
+        }
+        let placeholder = Poly1305::new(&[0; 32]);
+        // One block: lane 0 of the row registers, counter unchanged.
+        let counter = state.words[12];
+        horizontal::<L, 1>(&state, counter, &mut block, &placeholder, None);
+        o.copy_from_slice(&block[..B]);
+    } else {
+        let mut state = State::new(key, &[0; NONCE_LEN]);
+        let mut ks = [0u8; MAX_BATCH];
+        for (chunk, outs) in inputs.chunks(L::N).zip(out.chunks_mut(L::N)) {
+            // Words 12..16 of every block, lane-major per word.
+            let mut words = [[0u32; 16]; 4];
+            for (lane, input) in chunk.iter().enumerate() {
+                for (w, bytes) in words.iter_mut().zip(input.chunks_exact(4)) {
+                    w[lane] = u32::from_le_bytes(bytes.try_into().expect("4 bytes"));
+                }
+            }
+            let mut x = [L::splat(0); 16];
+            for (xi, &wi) in x.iter_mut().zip(&state.words) {
+                *xi = L::splat(wi);
+            }
+            for (i, w) in words.iter().enumerate() {
+                x[12 + i] = L::load_lanes(&w[..L::N]);
+            }
+            let init = x;
+            for _ in 0..10 {
+                let [x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10, x11, x12, x13, x14, x15] = &mut x;
+                quarter(x0, x4, x8, x12);
+                quarter(x1, x5, x9, x13);
+                quarter(x2, x6, x10, x14);
+                quarter(x3, x7, x11, x15);
+                quarter(x0, x5, x10, x15);
+                quarter(x1, x6, x11, x12);
+                quarter(x2, x7, x8, x13);
+                quarter(x3, x4, x9, x14);
+            }
+            for (xi, i) in x.iter_mut().zip(init) {
+                *xi = xi.add(i);
+            }
+            let ks = &mut ks[..L::N * 64];
+            ks.fill(0);
+            L::xor_vertical(&x, ks.as_ptr(), ks.as_mut_ptr());
+            for (lane, o) in outs.iter_mut().enumerate() {
+                o.copy_from_slice(&ks[lane * 64..lane * 64 + B]);
+            }
+            for v in x.iter_mut() {
+                core::ptr::write_volatile(v, L::splat(0));
+            }
+        }
+        wipe(&mut ks);
+        state.words.zeroize();
+    }
+    wipe(&mut block);
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn block_counter_never_wraps() {
+        assert!(super::counter_fits(0));
+        assert!(
+            super::counter_fits((1 << 38) - 64),
+            "counter 2^32-1 is the last block"
+        );
+        assert!(
+            !super::counter_fits((1 << 38) - 63),
+            "one more byte would wrap the counter"
+        );
+    }
+}
