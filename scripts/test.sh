@@ -2,8 +2,9 @@
 # The project's one test command (README, .ci/run): formatting, lints, every
 # test in the workspace, the `ring` base provider, the BoringSSL conformance
 # matrix (which installs cmake and libclang-dev through apt-get when root),
-# and the aarch64 leg under qemu (which installs Debian's cross toolchain
-# and qemu-user the same way).
+# the aarch64 leg under qemu (which installs Debian's cross toolchain and
+# qemu-user the same way), and each fuzz target briefly over its committed
+# corpus (installing cargo-fuzz if it is missing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,3 +27,6 @@ scripts/conformance.sh
 
 step "aarch64 (cross-built, run under qemu-user)"
 scripts/aarch64.sh
+
+step "fuzz targets over their committed corpus (nightly, cargo-fuzz)"
+FUZZ_SECONDS=${FUZZ_SECONDS:-10} scripts/fuzz-smoke.sh

@@ -211,6 +211,19 @@ macro_rules! aead_type {
                 $crate::aead::Engine::seal(&self.0, nonce, aad, prefix, buf)
             }
 
+            /// The record layer's split seal, for the fuzz targets.
+            #[cfg(feature = "fuzzing")]
+            #[doc(hidden)]
+            pub fn fuzz_seal_split(
+                &self,
+                nonce: &[u8; NONCE_LEN],
+                aad: &[u8],
+                prefix: &[u8],
+                buf: &mut [u8],
+            ) -> [u8; TAG_LEN] {
+                self.seal_split(nonce, aad, prefix, buf)
+            }
+
             /// Checks `tag` and decrypts `in_out` in place. On failure
             /// `in_out` is zeroed and nothing of the plaintext is released.
             pub fn open_in_place(

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# The test command's fuzz step: each fuzz target for FUZZ_SECONDS (default
+# 10) over its committed corpus, so every input that once crashed stays a
+# regression test. Needs the nightly toolchain; installs cargo-fuzz if it is
+# missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if ! rustup toolchain list | grep -q '^nightly'; then
+    echo "fuzz: the nightly toolchain is needed (rustup toolchain install nightly)" >&2
+    exit 1
+fi
+scripts/fuzz.sh all "${FUZZ_SECONDS:-10}"

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Runs one fuzz target (fuzz/fuzz_targets/TARGET.rs) for SECONDS over its
+# committed corpus (fuzz/corpus/TARGET), on the nightly toolchain with
+# cargo-fuzz (libFuzzer + AddressSanitizer). New inputs the run finds go to
+# a scratch corpus, not the committed one; a crash is written under
+# fuzz/artifacts/TARGET/ and fails the script (add it to the corpus once
+# fixed, so it stays a regression input).
+#
+#   scripts/fuzz.sh TARGET SECONDS     e.g. scripts/fuzz.sh aead 1800
+#   scripts/fuzz.sh all SECONDS        every target in turn
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ $# -ne 2 ]; then
+    echo "usage: scripts/fuzz.sh TARGET|all SECONDS" >&2
+    exit 2
+fi
+targets=$1
+seconds=$2
+if [ "$targets" = all ]; then
+    targets="aead record nonce_guard quic"
+fi
+if ! cargo +nightly fuzz --version >/dev/null 2>&1; then
+    echo "fuzz: installing cargo-fuzz" >&2
+    cargo install cargo-fuzz --locked
+fi
+for t in $targets; do
+    scratch=target/fuzz-corpus/$t
+    mkdir -p "$scratch" "fuzz/corpus/$t"
+    echo "== fuzz $t for ${seconds}s"
+    (cd fuzz && cargo +nightly fuzz run "$t" "../$scratch" "corpus/$t" -- \
+        -max_total_time="$seconds" -print_final_stats=1 -timeout=20 -rss_limit_mb=4096)
+done
