@@ -2,6 +2,7 @@
 # The project's one test command (README, .ci/run): formatting, lints, every
 # test in the workspace, the `ring` base provider, the BoringSSL conformance
 # matrix (which installs cmake and libclang-dev through apt-get when root),
+# the constant-time check under valgrind (installed the same way),
 # the aarch64 leg under qemu (which installs Debian's cross toolchain and
 # qemu-user the same way), and each fuzz target briefly over its committed
 # corpus (installing cargo-fuzz if it is missing).
@@ -15,6 +16,7 @@ cargo fmt --all -- --check
 
 step "clippy"
 cargo clippy --workspace --all-targets -- -D warnings
+cargo clippy -p rustls-fusion --all-targets --features valgrind,fuzzing -- -D warnings
 
 step "tests"
 cargo test --workspace
@@ -24,6 +26,9 @@ cargo test -p rustls-fusion --no-default-features --features ring
 
 step "BoringSSL conformance matrix"
 scripts/conformance.sh
+
+step "constant time: seal, open and QUIC protection under valgrind's memcheck"
+scripts/consttime.sh
 
 step "aarch64 (cross-built, run under qemu-user)"
 scripts/aarch64.sh

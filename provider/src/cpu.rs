@@ -13,7 +13,7 @@ pub(crate) struct Features {
     pub aes_clmul: bool,
     /// The same with AVX (VEX-encoded three-operand forms).
     pub aes_clmul_avx: bool,
-    /// AVX and AVX2 (ymm integer ops), with BMI2 and ADX for scalar Poly1305.
+    /// AVX and AVX2 (ymm integer ops), with BMI2 (`mulx`) for scalar Poly1305.
     pub avx2: bool,
     /// VAES and VPCLMULQDQ on ymm registers (needs `avx2` too).
     pub vaes_clmul256: bool,
@@ -28,7 +28,7 @@ pub(crate) struct Features {
 #[cfg(target_arch = "x86_64")]
 cpufeatures::new!(cpuid_aes_clmul, "aes", "pclmulqdq", "ssse3", "sse4.1");
 #[cfg(target_arch = "x86_64")]
-cpufeatures::new!(cpuid_avx2, "avx", "avx2", "bmi2", "adx");
+cpufeatures::new!(cpuid_avx2, "avx", "avx2", "bmi2");
 #[cfg(target_arch = "x86_64")]
 cpufeatures::new!(cpuid_ssse3, "ssse3");
 #[cfg(target_arch = "x86_64")]

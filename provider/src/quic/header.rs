@@ -10,17 +10,15 @@ fn protected_bits(first: u8) -> u8 {
     0x1f ^ ((first >> 7) << 4)
 }
 
-/// `0xff` if `i < n`, else 0, for `i, n ≤ 4`, without a branch.
-#[inline(always)]
-fn below(i: u8, n: u8) -> u8 {
-    (i.wrapping_sub(n) >> 7).wrapping_neg()
-}
-
 /// Applies (`protect`) or removes header protection with `mask` in place:
 /// the protected bits of `first`, then the first `pn_len` bytes of `pn`,
 /// where `pn_len` comes from the unmasked first byte. Bytes of `pn` beyond
 /// `pn_len` keep their values (quinn passes 4-byte slices). Returns
 /// `pn_len`.
+///
+/// `pn_len` selects mask bytes only through a shift (constant time on
+/// every x86-64 and aarch64 core): a per-byte `i < pn_len` select was
+/// compiled into a branch, which the valgrind check caught.
 ///
 /// # Panics
 /// If `pn` is longer than 4 bytes (callers check first).
@@ -29,12 +27,16 @@ pub(crate) fn xor_mask(mask: &[u8; 5], first: &mut u8, pn: &mut [u8], protect: b
     let bits = protected_bits(*first);
     let masked = *first ^ (mask[0] & bits);
     let unmasked = if protect { *first } else { masked };
-    let pn_len = (unmasked & 3) + 1;
+    let pn_len = u32::from(unmasked & 3) + 1;
     *first = masked;
-    for (i, (b, m)) in pn.iter_mut().zip(&mask[1..]).enumerate() {
-        *b ^= m & below(i as u8, pn_len);
+    // The pn mask bytes, big-endian, with the bytes past `pn_len` cleared:
+    // `pn_len` 1 keeps the top byte, 4 all four.
+    let pn_mask = u32::from_be_bytes(mask[1..].try_into().expect("4 bytes"))
+        & (u32::MAX << (8 * (4 - pn_len)));
+    for (b, m) in pn.iter_mut().zip(pn_mask.to_be_bytes()) {
+        *b ^= m;
     }
-    usize::from(pn_len)
+    pn_len as usize
 }
 
 #[cfg(test)]
