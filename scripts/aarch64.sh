@@ -61,11 +61,11 @@ echo "qemu: $(qemu-aarch64 --version | head -1)"
 
 step() { printf '\n== aarch64: %s\n' "$*"; }
 
-step "provider tests (aws-lc-rs base)"
-$cargo test --release --target $target -p rustls-fusion
+step "provider tests (aws-lc-rs base), with the audit hooks (stack residue)"
+$cargo test --release --target $target -p rustls-fusion --features audit
 
-step "provider tests (ring base)"
-$cargo test --release --target $target -p rustls-fusion --no-default-features --features ring
+step "provider tests (ring base), with the audit hooks (stack residue)"
+$cargo test --release --target $target -p rustls-fusion --no-default-features --features ring,audit
 
 step "rustls end-to-end tests"
 $cargo test --release --target $target -p tls-tests

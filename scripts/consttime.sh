@@ -17,7 +17,7 @@ if ! command -v valgrind >/dev/null 2>&1; then
 fi
 # Release build (debug info on): the code that ships, at speed valgrind can bear.
 export CARGO_PROFILE_RELEASE_DEBUG=true
-bin=$(cargo test --release -p rustls-fusion --features valgrind --test consttime --no-run --message-format=json 2>/dev/null |
+bin=$(cargo test --release -p rustls-fusion --features audit --test consttime --no-run --message-format=json 2>/dev/null |
     python3 -c 'import json,sys
 for l in sys.stdin:
     m = json.loads(l)

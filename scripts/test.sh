@@ -2,7 +2,8 @@
 # The project's one test command (README, .ci/run): formatting, lints, every
 # test in the workspace, the `ring` base provider, the BoringSSL conformance
 # matrix (which installs cmake and libclang-dev through apt-get when root),
-# the constant-time check under valgrind (installed the same way),
+# the stack-residue test on release builds, the constant-time check under
+# valgrind (installed the same way),
 # the aarch64 leg under qemu (which installs Debian's cross toolchain and
 # qemu-user the same way), and each fuzz target briefly over its committed
 # corpus (installing cargo-fuzz if it is missing).
@@ -16,13 +17,18 @@ cargo fmt --all -- --check
 
 step "clippy"
 cargo clippy --workspace --all-targets -- -D warnings
-cargo clippy -p rustls-fusion --all-targets --features valgrind,fuzzing -- -D warnings
+cargo clippy -p rustls-fusion --all-targets --features audit,fuzzing -- -D warnings
 
 step "tests"
 cargo test --workspace
 
 step "provider tests on the ring base provider"
 cargo test -p rustls-fusion --no-default-features --features ring
+
+step "no key material left on the stack (release builds at opt-level 3 and 2, both base providers)"
+cargo test --release -p rustls-fusion --features audit --test stack_residue
+CARGO_PROFILE_RELEASE_OPT_LEVEL=2 cargo test --release -p rustls-fusion --features audit --test stack_residue
+cargo test --release -p rustls-fusion --no-default-features --features ring,audit --test stack_residue
 
 step "BoringSSL conformance matrix"
 scripts/conformance.sh

@@ -11,13 +11,13 @@
 //! from a masked bit) and opening it.
 //!
 //! Outside valgrind the requests are no-ops and this is an ordinary test
-//! (built only with feature `valgrind`). `scripts/consttime.sh` sets
+//! (built only with feature `audit`). `scripts/consttime.sh` sets
 //! `CONSTTIME_UNDER_VALGRIND`, which makes the tests insist they run under
 //! valgrind, and runs the ignored canary, which insists memcheck reports a
 //! branch on a secret: the check can fail.
-#![cfg(feature = "valgrind")]
+#![cfg(feature = "audit")]
 
-use rustls_fusion::aead::valgrind::{declassify, error_count, running_on_valgrind, secret};
+use rustls_fusion::aead::audit::{declassify, error_count, running_on_valgrind, secret};
 use rustls_fusion::aead::{Aes128Gcm, Aes256Gcm, Backend, ChaCha20Poly1305};
 use rustls_fusion::quic::{Cipher, InPacket, Opener, OutPacket, QuicError, Sealer};
 

@@ -61,8 +61,14 @@ fn our_suites(id: CipherSuite) -> Vec<(Backend, &'static Tls13CipherSuite)> {
         .collect()
 }
 
+/// The reference: rustls's own provider for the base this build uses
+/// (aws-lc-rs by default, ring with feature `ring` alone).
 fn aws_lc_suite(id: CipherSuite) -> &'static Tls13CipherSuite {
-    rustls::crypto::aws_lc_rs::default_provider()
+    #[cfg(feature = "aws-lc-rs")]
+    let reference = rustls::crypto::aws_lc_rs::default_provider();
+    #[cfg(not(feature = "aws-lc-rs"))]
+    let reference = rustls::crypto::ring::default_provider();
+    reference
         .cipher_suites
         .iter()
         .find(|s| s.suite() == id)

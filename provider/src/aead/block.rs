@@ -17,7 +17,12 @@ use ring::aead::quic as base_quic;
 
 #[cfg(target_arch = "x86_64")]
 use super::aes_gcm::RoundKeys;
-use super::{Backend, ChaCha20Poly1305};
+use super::Backend;
+#[cfg(target_arch = "x86_64")]
+use super::ChaCha20Poly1305;
+
+/// Stack scrubbed after the base provider's block function.
+const SCRUB_BASE_BLOCK: usize = 1024;
 
 /// Which block function.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -60,6 +65,15 @@ impl BlockKey {
     /// # Panics
     /// If `key` is not `kind.key_len()` bytes.
     pub(crate) fn new(kind: BlockKind, key: &[u8], backend: Backend) -> Option<Self> {
+        let made = Self::make(kind, key, backend);
+        super::scrub_stack::<{ super::SCRUB_KEY_SETUP }>();
+        made
+    }
+
+    /// Never inlined: the key's temporaries stay in frames below `new`'s,
+    /// where its scrub reaches them.
+    #[inline(never)]
+    fn make(kind: BlockKind, key: &[u8], backend: Backend) -> Option<Self> {
         assert_eq!(key.len(), kind.key_len(), "block key length");
         #[cfg(target_arch = "x86_64")]
         {
@@ -114,6 +128,9 @@ impl BlockKey {
                 for (i, o) in inputs.iter().zip(out) {
                     *o = k.new_mask(i).expect("16-byte sample");
                 }
+                // The library's block function leaves its key and block on
+                // the stack (`tests/stack_residue.rs`).
+                super::scrub_stack::<SCRUB_BASE_BLOCK>();
             }
         }
     }

@@ -525,6 +525,15 @@ unsafe fn ecb<const NR: usize, const B: usize>(
 
 /// Zeroes vector temporaries with volatile writes, so the wipe is not
 /// optimised away.
+/// `ks[i]`, read back from memory (not a register copy kept alive since it
+/// was written), then all of `ks` wiped.
+#[inline(always)]
+unsafe fn take_and_wipe<const N: usize>(ks: &mut [__m128i; N], i: usize) -> __m128i {
+    let x = core::hint::black_box(&mut *ks)[i];
+    wipe(ks);
+    x
+}
+
 #[inline(always)]
 unsafe fn wipe<const N: usize>(x: &mut [__m128i; N]) {
     for v in x.iter_mut() {
@@ -663,17 +672,25 @@ unsafe fn encrypt_blocks<
     key: &KeyData<V, NR, P, X>,
     x: &mut [__m128i; N],
 ) {
-    let k0 = load128(&key.rk[0]);
+    // Each round key is loaded where it is used, through an opaque
+    // pointer: loaded up front, the AES-256 keys of a 9-block pass did not
+    // fit in the registers and were spilled (the stack-residue test).
+    macro_rules! rk {
+        ($r:expr) => {
+            load128(&core::hint::black_box(&key.rk)[$r])
+        };
+    }
+    let k0 = rk!(0);
     for b in x.iter_mut() {
         *b = _mm_xor_si128(*b, k0);
     }
     for r in 1..NR {
-        let k = load128(&key.rk[r]);
+        let k = rk!(r);
         for b in x.iter_mut() {
             *b = _mm_aesenc_si128(*b, k);
         }
     }
-    let k = load128(&key.rk[NR]);
+    let k = rk!(NR);
     for b in x.iter_mut() {
         *b = _mm_aesenclast_si128(*b, k);
     }
@@ -700,6 +717,7 @@ unsafe fn keystream<V: Lanes, const NR: usize, const P: usize, const X: usize>(
                 }
                 encrypt_blocks(key, &mut x);
                 out[..$n].copy_from_slice(&x);
+                wipe(&mut x);
                 $n
             }};
         }
@@ -774,6 +792,7 @@ unsafe fn keystream_plus<V: Lanes, const NR: usize, const P: usize, const X: usi
             }
             encrypt_blocks_plus(key, &mut x, rk2, y);
             out[..$n].copy_from_slice(&x);
+            wipe(&mut x);
         }};
     }
     match first {
@@ -832,27 +851,72 @@ unsafe fn ghash_bytes<V: Lanes, const NR: usize, const P: usize, const X: usize>
     acc
 }
 
-/// Up to 16 bytes, zero-padded.
+/// Up to 16 bytes, zero-padded. Partial blocks move in 8-, 4-, 2- and
+/// 1-byte pieces through general registers: no stack staging of plaintext,
+/// and no `memcpy` call (a call clobbers every vector register, so the
+/// keystream block was spilled around it and left on the stack).
 #[inline(always)]
 unsafe fn load_partial(bytes: &[u8]) -> __m128i {
-    if bytes.len() == 16 {
+    if bytes.len() >= 16 {
         return _mm_loadu_si128(bytes.as_ptr().cast());
     }
-    let mut block = [0u8; 16];
-    block[..bytes.len()].copy_from_slice(bytes);
-    _mm_loadu_si128(block.as_ptr().cast())
+    let v = read_le(bytes);
+    _mm_set_epi64x((v >> 64) as i64, v as i64)
 }
 
-/// Writes the first `len` bytes of `x` to `dst`.
+/// Writes the first `dst.len()` (at most 16) bytes of `x` to `dst`.
 #[inline(always)]
 unsafe fn store_partial(x: __m128i, dst: &mut [u8]) {
-    if dst.len() == 16 {
+    if dst.len() >= 16 {
         return _mm_storeu_si128(dst.as_mut_ptr().cast(), x);
     }
-    let mut block = [0u8; 16];
-    _mm_storeu_si128(block.as_mut_ptr().cast(), x);
+    let lo = _mm_cvtsi128_si64(x) as u64;
+    let hi = _mm_cvtsi128_si64(_mm_unpackhi_epi64(x, x)) as u64;
+    write_le(u128::from(lo) | (u128::from(hi) << 64), dst);
+}
+
+/// `bytes` (under 16) as a little-endian number, read in power-of-two
+/// pieces (the length is public).
+#[inline(always)]
+fn read_le(bytes: &[u8]) -> u128 {
+    let mut v = 0u128;
+    let mut at = 0;
+    macro_rules! piece {
+        ($t:ty, $n:literal) => {
+            if bytes.len() & $n != 0 {
+                let p = <$t>::from_le_bytes(bytes[at..at + $n].try_into().expect("piece"));
+                v |= u128::from(p) << (8 * at);
+                at += $n;
+            }
+        };
+    }
+    piece!(u64, 8);
+    piece!(u32, 4);
+    piece!(u16, 2);
+    piece!(u8, 1);
+    let _ = at;
+    v
+}
+
+/// The low `dst.len()` (under 16) bytes of `v` into `dst`, in power-of-two
+/// pieces.
+#[inline(always)]
+fn write_le(v: u128, dst: &mut [u8]) {
     let n = dst.len();
-    dst.copy_from_slice(&block[..n]);
+    let mut at = 0;
+    macro_rules! piece {
+        ($t:ty, $n:literal) => {
+            if n & $n != 0 {
+                dst[at..at + $n].copy_from_slice(&((v >> (8 * at)) as $t).to_le_bytes());
+                at += $n;
+            }
+        };
+    }
+    piece!(u64, 8);
+    piece!(u32, 4);
+    piece!(u16, 2);
+    piece!(u8, 1);
+    let _ = at;
 }
 
 /// The GHASH length block, byte-reflected.
@@ -914,16 +978,18 @@ unsafe fn crypt<V: Lanes, const NR: usize, const P: usize, const X: usize, const
         buf[..src.len()].copy_from_slice(src);
         m += crypt_tail(&ks[1..], buf, dir, &mut ghash_in[m..]);
         ghash_in[m] = lengths_block(aad.len(), n);
-        (
-            ghash_blocks(key, _mm_setzero_si128(), &ghash_in[..=m]),
-            ks[0],
-        )
+        let acc = ghash_blocks(key, _mm_setzero_si128(), &ghash_in[..=m]);
+        (acc, take_and_wipe(&mut ks, 0))
     } else {
         // The tail is under half a batch: at most 16 blocks, plus lengths.
-        let mut ks = [_mm_setzero_si128(); 16];
+        // The tail's keystream (at most 16 blocks), then E(K, J0).
+        let mut ks = [_mm_setzero_si128(); 17];
         let mut ghash_in = [_mm_setzero_si128(); 17];
-        keystream(key, j0, 1, &mut ks);
-        let ek0 = ks[0];
+        // E(K, J0) and the tail read the round keys through an opaque
+        // pointer each, and E(K, J0) waits in `ks`, read back at the end:
+        // held in registers across the batches, the round keys and E(K, J0)
+        // were spilled and left on the stack (the stack-residue test).
+        keystream(core::hint::black_box(key), j0, 1, &mut ks[16..]);
         let mut acc = ghash_bytes(key, _mm_setzero_si128(), aad);
         // Batches come from `src` up to `from_src` (a batch boundary), then
         // from `buf`.
@@ -951,6 +1017,7 @@ unsafe fn crypt<V: Lanes, const NR: usize, const P: usize, const X: usize, const
         };
         acc = acc_main;
         let tail_blocks = (n - tail_start).div_ceil(16);
+        let key = core::hint::black_box(key);
         match extra {
             // The extra block's input is ciphertext the batches already
             // wrote: it rides in the tail's AES pass.
@@ -965,7 +1032,8 @@ unsafe fn crypt<V: Lanes, const NR: usize, const P: usize, const X: usize, const
         let tail = &mut buf[tail_start..];
         let m = crypt_tail(&ks, tail, dir, &mut ghash_in);
         ghash_in[m] = lengths_block(aad.len(), n);
-        (ghash_blocks(key, acc, &ghash_in[..=m]), ek0)
+        let acc = ghash_blocks(key, acc, &ghash_in[..=m]);
+        (acc, take_and_wipe(&mut ks, 16))
     };
     let mut tag = [0u8; TAG_LEN];
     _mm_storeu_si128(tag.as_mut_ptr().cast(), _mm_xor_si128(bswap128(acc), ek0));
@@ -978,8 +1046,9 @@ unsafe fn crypt<V: Lanes, const NR: usize, const P: usize, const X: usize, const
                 let j = e.at + i;
                 *b = if j < n { buf[j] } else { tag[j - n] };
             }
-            let rk2 = load_round_keys(e.rk);
+            let mut rk2 = load_round_keys(e.rk);
             let y = encrypt_block(&rk2[..=NR], _mm_loadu_si128(input.as_ptr().cast()));
+            wipe(&mut rk2);
             _mm_storeu_si128(extra_out.as_mut_ptr().cast(), y);
         }
     }
@@ -1048,11 +1117,7 @@ unsafe fn batch<V: Lanes, const NR: usize, const P: usize, const X: usize, const
     // hoisted out of its batch loop they did not fit in the registers and
     // were spilled (measured on xmm: a third of the loop was stack traffic;
     // a seal measured faster without this).
-    let key = if OPEN {
-        core::hint::black_box(key)
-    } else {
-        key
-    };
+    let key = core::hint::black_box(key);
     let mut x = [V::zero(); MAX_REGS];
     let k0 = V::broadcast(key.rk[0].as_ptr());
     for (j, xj) in x.iter_mut().enumerate().take(regs) {
@@ -1060,7 +1125,9 @@ unsafe fn batch<V: Lanes, const NR: usize, const P: usize, const X: usize, const
     }
     let mut sum = Acc::<V>::new();
     for r in 1..NR {
-        let k = V::broadcast(key.rk[r].as_ptr());
+        // Loaded where used (an opaque pointer per round): loaded early,
+        // the first round keys were spilled and left on the stack.
+        let k = V::broadcast(core::hint::black_box(&key.rk)[r].as_ptr());
         for xj in x.iter_mut().take(regs) {
             *xj = xj.aesenc(k);
         }

@@ -136,6 +136,7 @@ impl Engine for Engines {
 
 impl ChaCha20Poly1305 {
     /// The engine behind this key (for header-protection blocks).
+    #[cfg(target_arch = "x86_64")]
     pub(crate) fn engines(&self) -> &Engines {
         &self.0
     }

@@ -120,19 +120,33 @@ impl Poly1305 {
     /// `key` is `r ‖ s`; `r` is clamped here.
     #[inline(always)]
     pub(super) fn new(key: &[u8; 32]) -> Self {
-        let word = |i: usize| u64::from_le_bytes(key[i..i + 8].try_into().expect("8 bytes"));
-        let r0 = word(0) & 0x0fff_fffc_0fff_ffff;
-        let r1 = word(8) & 0x0fff_fffc_0fff_fffc;
-        Self {
-            r0,
-            r1,
-            s1: r1 + (r1 >> 2),
+        let mut poly = Self {
+            r0: 0,
+            r1: 0,
+            s1: 0,
             h0: 0,
             h1: 0,
             h2: 0,
             powers: [(0, [0; 3]); 2],
-            pad: [word(16), word(24)],
-        }
+            pad: [0; 2],
+        };
+        poly.reset(key);
+        poly
+    }
+
+    /// Starts a new message under `key`, in place (a state built elsewhere
+    /// and moved here would leave a copy of the key behind).
+    #[inline(always)]
+    pub(super) fn reset(&mut self, key: &[u8; 32]) {
+        let word = |i: usize| u64::from_le_bytes(key[i..i + 8].try_into().expect("8 bytes"));
+        self.r0 = word(0) & 0x0fff_fffc_0fff_ffff;
+        self.r1 = word(8) & 0x0fff_fffc_0fff_fffc;
+        self.s1 = self.r1 + (self.r1 >> 2);
+        self.h0 = 0;
+        self.h1 = 0;
+        self.h2 = 0;
+        self.powers = [(0, [0; 3]); 2];
+        self.pad = [word(16), word(24)];
     }
 
     /// Absorbs whole 16-byte blocks (`data.len()` a multiple of 16), in two
@@ -262,7 +276,7 @@ impl Poly1305 {
 
     /// The tag: (h mod 2¹³⁰−5) + s mod 2¹²⁸.
     #[inline(always)]
-    pub(super) fn finish(mut self) -> [u8; 16] {
+    pub(super) fn finish(&mut self) -> [u8; 16] {
         // h < 2·p here, so one conditional subtraction of p (done as
         // "add 5 and keep it if that reaches 2¹³⁰") reduces fully.
         let (g0, c) = self.h0.overflowing_add(5);

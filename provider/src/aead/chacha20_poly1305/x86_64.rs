@@ -34,7 +34,7 @@ use crate::aead::{NONCE_LEN, TAG_LEN};
 const MAX_BATCH: usize = 1024;
 /// Records up to this size take one horizontal call of 2, 4 or 8 blocks
 /// (the Poly1305 key block and up to seven data blocks).
-const SMALL: usize = 448;
+pub(super) const SMALL: usize = 448;
 /// ChaCha20's "expand 32-byte k".
 const SIGMA: [u32; 4] = [0x6170_7865, 0x3320_646e, 0x7962_2d32, 0x6b20_6574];
 
@@ -106,9 +106,16 @@ pub(super) unsafe trait Lanes: Copy {
 /// holds) and its `#[target_feature]` entry points, instantiating the
 /// engine with lane type `$lanes`.
 macro_rules! x86_backend {
-    (features = $features:literal, lanes = $lanes:ty, detected = $detected:ident) => {
-        /// A ChaCha20-Poly1305 key on this backend; zeroized on drop.
-        pub(crate) struct Key(zeroize::Zeroizing<[u32; 8]>);
+    (
+        features = $features:literal,
+        lanes = $lanes:ty,
+        detected = $detected:ident,
+        scrub_small = $scrub_small:literal,
+        scrub = $scrub:literal
+    ) => {
+        /// A ChaCha20-Poly1305 key on this backend, boxed (moving the key
+        /// object moves a pointer, not key words) and zeroized on drop.
+        pub(crate) struct Key(Box<zeroize::Zeroizing<[u32; 8]>>);
 
         impl Key {
             /// `None` unless this CPU has the backend's features.
@@ -128,8 +135,21 @@ macro_rules! x86_backend {
                 src: &[u8],
                 buf: &mut [u8],
             ) -> [u8; $crate::aead::TAG_LEN] {
-                // SAFETY: a `Key` exists only where `new` detected the features.
-                unsafe { seal(&self.0, nonce, aad, src, buf) }
+                use $crate::aead::chacha20_poly1305::x86_64::{Direction, SMALL};
+                // Short records run in a smaller frame of their own, so
+                // they pay for scrubbing only that (after each call, the
+                // stack its frames used is scrubbed: see `scrub_stack`).
+                if buf.len() <= SMALL {
+                    // SAFETY: a `Key` exists only where `new` detected the
+                    // features.
+                    let tag = unsafe { small(&self.0, nonce, aad, src, buf, Direction::Seal) };
+                    $crate::aead::scrub_stack::<$scrub_small>();
+                    return tag;
+                }
+                // SAFETY: as above.
+                let tag = unsafe { seal(&self.0, nonce, aad, src, buf) };
+                $crate::aead::scrub_stack::<$scrub>();
+                tag
             }
 
             pub(crate) fn open(
@@ -139,9 +159,19 @@ macro_rules! x86_backend {
                 buf: &mut [u8],
                 tag: &[u8; $crate::aead::TAG_LEN],
             ) -> Result<(), $crate::aead::OpenError> {
-                // SAFETY: as for `seal`.
-                let expected = unsafe { open(&self.0, nonce, aad, buf) };
-                $crate::aead::chacha20_poly1305::x86_64::check(expected, tag, buf)
+                use $crate::aead::chacha20_poly1305::x86_64::{check, Direction, SMALL};
+                let expected = if buf.len() <= SMALL {
+                    // SAFETY: as for `seal`.
+                    let t = unsafe { small(&self.0, nonce, aad, &[], buf, Direction::Open) };
+                    $crate::aead::scrub_stack::<$scrub_small>();
+                    t
+                } else {
+                    // SAFETY: as for `seal`.
+                    let t = unsafe { open(&self.0, nonce, aad, buf) };
+                    $crate::aead::scrub_stack::<$scrub>();
+                    t
+                };
+                check(expected, tag, buf)
             }
 
             /// The first `B` bytes of the ChaCha20 block of each 16-byte
@@ -152,7 +182,8 @@ macro_rules! x86_backend {
             pub(crate) fn blocks<const B: usize>(&self, inputs: &[[u8; 16]], out: &mut [[u8; B]]) {
                 assert!(inputs.len() == out.len() && B <= 16, "one output per input");
                 // SAFETY: as for `seal`.
-                unsafe { blocks(&self.0, inputs, out) }
+                unsafe { blocks(&self.0, inputs, out) };
+                $crate::aead::scrub_stack::<$scrub>();
             }
         }
 
@@ -180,6 +211,18 @@ macro_rules! x86_backend {
         }
 
         #[target_feature(enable = $features)]
+        unsafe fn small(
+            key: &[u32; 8],
+            nonce: &[u8; $crate::aead::NONCE_LEN],
+            aad: &[u8],
+            src: &[u8],
+            buf: &mut [u8],
+            dir: $crate::aead::chacha20_poly1305::x86_64::Direction,
+        ) -> [u8; $crate::aead::TAG_LEN] {
+            $crate::aead::chacha20_poly1305::x86_64::small::<$lanes>(key, nonce, aad, src, buf, dir)
+        }
+
+        #[target_feature(enable = $features)]
         unsafe fn blocks<const B: usize>(key: &[u32; 8], inputs: &[[u8; 16]], out: &mut [[u8; B]]) {
             $crate::aead::chacha20_poly1305::x86_64::independent_blocks::<$lanes, B>(
                 key, inputs, out,
@@ -189,9 +232,9 @@ macro_rules! x86_backend {
 }
 pub(super) use x86_backend;
 
-/// The key as eight little-endian words.
-pub(super) fn key_words(key: &[u8; 32]) -> zeroize::Zeroizing<[u32; 8]> {
-    let mut words = zeroize::Zeroizing::new([0u32; 8]);
+/// The key as eight little-endian words, written straight into their box.
+pub(super) fn key_words(key: &[u8; 32]) -> Box<zeroize::Zeroizing<[u32; 8]>> {
+    let mut words = Box::new(zeroize::Zeroizing::new([0u32; 8]));
     for (w, b) in words.iter_mut().zip(key.chunks_exact(4)) {
         *w = u32::from_le_bytes(b.try_into().expect("4 bytes"));
     }
@@ -391,6 +434,10 @@ unsafe fn vertical<L: Lanes>(
     if let Some((_, c)) = run {
         poly.chains_end(c);
     }
+    // Read through an opaque pointer, so the compiler cannot reuse the
+    // broadcasts from the start (kept alive through the rounds, they were
+    // spilled and the key words left on the stack).
+    let w = core::hint::black_box(&state.words);
     for (i, xi) in x.iter_mut().enumerate() {
         let init = if i == 12 { x12 } else { L::splat(w[i]) };
         *xi = xi.add(init);
@@ -440,6 +487,9 @@ unsafe fn horizontal<L: Lanes, const SETS: usize>(
     stitch(poly, &mut chains, 30);
     stitch(poly, &mut chains, 31);
     let blocks = out.len() / 64;
+    // The input rows again, through an opaque pointer (as in `vertical`).
+    let w = core::hint::black_box(&state.words);
+    let (a0, b0, c0) = (L::row(&w[0..]), L::row(&w[4..]), L::row(&w[8..]));
     for s in 0..SETS {
         let first = s * L::ROW_BLOCKS;
         if first < blocks {
@@ -548,7 +598,7 @@ pub(super) unsafe fn crypt<L: Lanes>(
     let mut poly = Poly1305::new(&[0; 32]);
     let ks_ptr = ks.as_mut_ptr();
     vertical::<L>(&state, 0, ks_ptr, ks_ptr, &mut poly, None);
-    poly = Poly1305::new(ks[..32].try_into().expect("32 bytes"));
+    poly.reset(ks[..32].try_into().expect("32 bytes"));
     poly.padded(aad);
 
     // With no batch and a tail of at most 512 bytes, the head's Poly1305
@@ -634,8 +684,11 @@ pub(super) unsafe fn crypt<L: Lanes>(
         }
         crypt_chunk::<L>(&mut poly, dir, &mut buf[off..], &ks[..len]);
     }
+    // The tag first: Poly1305's key would otherwise be live across the
+    // wipe's `memset` call and spilled (the stack-residue test).
+    let tag = finish(&mut poly, aad.len(), n);
     wipe(&mut ks);
-    finish(poly, aad.len(), n)
+    tag
 }
 
 /// XORs `chunk` with `ks` in place and absorbs the ciphertext into Poly1305:
@@ -662,6 +715,26 @@ fn wipe(scratch: &mut [u8]) {
     core::hint::black_box(scratch);
 }
 
+/// A record of at most `SMALL` bytes (`crypt_small` with its state).
+///
+/// # Safety
+/// The CPU has `L`'s features.
+#[inline(always)]
+pub(super) unsafe fn small<L: Lanes>(
+    key: &[u32; 8],
+    nonce: &[u8; NONCE_LEN],
+    aad: &[u8],
+    src: &[u8],
+    buf: &mut [u8],
+    dir: Direction,
+) -> [u8; TAG_LEN] {
+    assert!(
+        src.len() <= buf.len() && buf.len() <= SMALL,
+        "a short record"
+    );
+    crypt_small::<L>(&State::new(key, nonce), aad, src, buf, dir)
+}
+
 /// Records of at most `SMALL` bytes: one horizontal call of 2, 4 or 8
 /// independent blocks yields the Poly1305 key and all the keystream, with a
 /// scratch buffer sized for that alone (clearing a whole batch buffer cost
@@ -683,18 +756,21 @@ unsafe fn crypt_small<L: Lanes>(
         _ => 512,
     };
     // The key block comes first: the placeholder Poly1305 is not used.
-    let placeholder = Poly1305::new(&[0; 32]);
-    keystream_small::<L>(state, 0, &mut ks[..used], &placeholder);
-    let mut poly = Poly1305::new(ks[..32].try_into().expect("32 bytes"));
+    let mut poly = Poly1305::new(&[0; 32]);
+    keystream_small::<L>(state, 0, &mut ks[..used], &poly);
+    poly.reset(ks[..32].try_into().expect("32 bytes"));
     poly.padded(aad);
     crypt_chunk::<L>(&mut poly, dir, buf, &ks[64..64 + n]);
+    // The tag first: Poly1305's key would otherwise be live across the
+    // wipe's `memset` call and spilled (the stack-residue test).
+    let tag = finish(&mut poly, aad.len(), n);
     wipe(&mut ks);
-    finish(poly, aad.len(), n)
+    tag
 }
 
 /// Absorbs the lengths block and returns the tag.
 #[inline(always)]
-fn finish(mut poly: Poly1305, aad_len: usize, n: usize) -> [u8; TAG_LEN] {
+fn finish(poly: &mut Poly1305, aad_len: usize, n: usize) -> [u8; TAG_LEN] {
     let mut lengths = [0u8; 16];
     lengths[..8].copy_from_slice(&(aad_len as u64).to_le_bytes());
     lengths[8..].copy_from_slice(&(n as u64).to_le_bytes());

@@ -7,7 +7,13 @@ use core::arch::x86_64::*;
 
 use super::x86_64::{Lanes, Schedule};
 
-super::x86_64::x86_backend!(features = "avx2,bmi2", lanes = __m256i, detected = avx2);
+super::x86_64::x86_backend!(
+    features = "avx2,bmi2",
+    lanes = __m256i,
+    detected = avx2,
+    scrub_small = 1024,
+    scrub = 2816
+);
 
 /// Byte shuffles for the 16- and 8-bit rotates.
 #[repr(C, align(32))]

@@ -13,7 +13,9 @@ use super::x86_64::{Lanes, Schedule};
 super::x86_64::x86_backend!(
     features = "avx512f,avx512vl,avx2,bmi2",
     lanes = __m512i,
-    detected = avx512
+    detected = avx512,
+    scrub_small = 1024,
+    scrub = 3328
 );
 
 unsafe impl Lanes for __m512i {

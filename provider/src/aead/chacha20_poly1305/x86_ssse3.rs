@@ -7,7 +7,13 @@ use core::arch::x86_64::*;
 
 use super::x86_64::{Lanes, Schedule};
 
-super::x86_64::x86_backend!(features = "ssse3", lanes = __m128i, detected = ssse3);
+super::x86_64::x86_backend!(
+    features = "ssse3",
+    lanes = __m128i,
+    detected = ssse3,
+    scrub_small = 1280,
+    scrub = 2304
+);
 
 unsafe impl Lanes for __m128i {
     const N: usize = 4;

@@ -1,0 +1,127 @@
+//! Hooks for the assurance tests, built only with feature `audit`.
+//!
+//! - Constant time under valgrind's memcheck, in the manner of BoringSSL's
+//!   `CONSTTIME_SECRET` / `CONSTTIME_DECLASSIFY`: a test marks keys and
+//!   plaintext as undefined memory ([`secret`]); memcheck then reports
+//!   every branch and every memory address that depends on them. The
+//!   engines declassify exactly two kinds of value: an open's accept/reject
+//!   (`ct_eq`) and QUIC header-protection samples (ciphertext). Outside
+//!   valgrind a client request is a no-op: the marker instruction sequence
+//!   leaves every register as it was.
+//! - Secrets left behind: [`dead_stack`] copies the stack just below the
+//!   caller's frame, where the frames of the calls it just made lay, so a
+//!   test can search it for key bytes.
+#![allow(unsafe_code)]
+
+const RUNNING_ON_VALGRIND: u64 = 0x1001;
+const MAKE_MEM_UNDEFINED: u64 = 0x4d43_0001;
+const MAKE_MEM_DEFINED: u64 = 0x4d43_0002;
+const COUNT_ERRORS: u64 = 0x1201;
+
+/// One valgrind client request (valgrind.h's
+/// `VALGRIND_DO_CLIENT_REQUEST_EXPR` for amd64): `rdi` is rotated by 128
+/// bits in all (unchanged), `xchg rbx, rbx` changes nothing, and only
+/// valgrind, which recognises the sequence, reads the arguments at `rax`
+/// and writes a result to `rdx` (0, the default, outside valgrind).
+#[cfg(target_arch = "x86_64")]
+fn client_request(request: u64, addr: usize, len: usize) -> u64 {
+    let args: [u64; 6] = [request, addr as u64, len as u64, 0, 0, 0];
+    let result: u64;
+    // SAFETY: the sequence has no effect outside valgrind (the four
+    // rotations of rdi sum to 128 bits, and rbx is exchanged with itself);
+    // under valgrind it reads the six words at `args`, which live until the
+    // block ends, and writes only rdx.
+    unsafe {
+        core::arch::asm!(
+            "rol rdi, 3",
+            "rol rdi, 13",
+            "rol rdi, 61",
+            "rol rdi, 51",
+            "xchg rbx, rbx",
+            in("rax") args.as_ptr(),
+            inout("rdx") 0u64 => result,
+            out("rdi") _,
+            options(nostack, preserves_flags),
+        );
+    }
+    result
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn client_request(_: u64, _: usize, _: usize) -> u64 {
+    0
+}
+
+/// Whether the process runs under valgrind.
+pub fn running_on_valgrind() -> bool {
+    client_request(RUNNING_ON_VALGRIND, 0, 0) != 0
+}
+
+/// Errors memcheck has reported so far (0 outside valgrind).
+pub fn error_count() -> u64 {
+    client_request(COUNT_ERRORS, 0, 0)
+}
+
+/// Marks `bytes` as secret: undefined for memcheck. Takes `&mut` so the
+/// compiler reloads the bytes from memory afterwards rather than reusing a
+/// register copy whose definedness valgrind did not change.
+pub fn secret(bytes: &mut [u8]) {
+    let _ = client_request(MAKE_MEM_UNDEFINED, bytes.as_mut_ptr() as usize, bytes.len());
+}
+
+/// Marks `bytes` as public again: defined for memcheck (`&mut` as for
+/// [`secret`]).
+pub fn declassify(bytes: &mut [u8]) {
+    let _ = client_request(MAKE_MEM_DEFINED, bytes.as_mut_ptr() as usize, bytes.len());
+}
+
+/// Copies the `out.len()` bytes just below the caller's stack pointer (the
+/// frames of calls that have returned, dead memory nothing owns) into
+/// `out`. Inlined, so "the caller" is the function that calls this.
+///
+/// # Panics
+/// If `out` is empty.
+#[inline(always)]
+pub fn dead_stack(out: &mut [u8]) {
+    assert!(!out.is_empty(), "nothing to copy");
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: `rep movsb` copies `out.len()` bytes from `rsp - len` up to
+    // `rsp` into `out`, which is writable for that length; the source is
+    // the mapped stack of this thread below its live frames (the caller
+    // asks for far less than a thread's stack), read only. The direction
+    // flag is clear at every call boundary (System V ABI), and nothing is
+    // pushed. `sub` changes the arithmetic flags, which are not preserved.
+    unsafe {
+        core::arch::asm!(
+            "mov rsi, rsp",
+            "sub rsi, rcx",
+            "rep movsb",
+            inout("rdi") out.as_mut_ptr() => _,
+            inout("rcx") out.len() => _,
+            out("rsi") _,
+            options(nostack),
+        );
+    }
+    #[cfg(target_arch = "aarch64")]
+    // SAFETY: the loop copies `out.len()` (non-zero) bytes from `sp - len`
+    // up to `sp` into `out`, which is writable for that length; the source
+    // is this thread's mapped stack below its live frames, read only.
+    unsafe {
+        core::arch::asm!(
+            "mov {src}, sp",
+            "sub {src}, {src}, {len}",
+            "2:",
+            "ldrb {tmp:w}, [{src}], #1",
+            "strb {tmp:w}, [{dst}], #1",
+            "subs {len}, {len}, #1",
+            "b.ne 2b",
+            src = out(reg) _,
+            tmp = out(reg) _,
+            dst = inout(reg) out.as_mut_ptr() => _,
+            len = inout(reg) out.len() => _,
+            options(nostack),
+        );
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    out.fill(0);
+}

@@ -1,0 +1,469 @@
+//! No key material left behind on the stack: after key setup, seal, open
+//! and a failed open, on every backend this CPU runs, the dead stack just
+//! below the caller (where those calls' frames lay) is searched for the raw
+//! key, every AES round key, the GHASH key H, E(K, J0), the Poly1305
+//! one-time key, every keystream block and every plaintext block. Each
+//! operation runs at the bottom of a fresh thread, so anything found was
+//! left by that operation. A canary checks that the probe sees what a
+//! careless function leaves.
+//!
+//! Built only with feature `audit` (`cargo test --features audit`, part of
+//! the test command).
+#![cfg(feature = "audit")]
+
+use std::collections::HashMap;
+
+use aes::cipher::{BlockCipherEncrypt, KeyInit};
+use chacha20::cipher::{KeyIvInit, StreamCipher};
+use rustls_fusion::aead::audit::dead_stack;
+use rustls_fusion::aead::{Aes128Gcm, Aes256Gcm, Backend, ChaCha20Poly1305};
+
+/// How much dead stack to search: far more than any of these calls uses.
+const DEAD: usize = 64 * 1024;
+/// Record lengths: the short path, block edges, every engine's batch
+/// edges, a TLS record.
+const LENGTHS: [usize; 9] = [0, 1, 16, 100, 255, 512, 1350, 4103, 16384];
+
+/// Runs `op` in a new thread, on stack zeroed first (the C library may
+/// hand out a cached stack), then copies the dead stack below the frame
+/// that called it.
+fn residue<T: Send + 'static>(op: impl FnOnce() -> T + Send + 'static) -> (T, Vec<u8>) {
+    std::thread::Builder::new()
+        .stack_size(1 << 20)
+        .spawn(move || {
+            let mut dead = vec![0u8; DEAD];
+            clear_below();
+            let out = call(op);
+            dead_stack(&mut dead);
+            (out, dead)
+        })
+        .unwrap()
+        .join()
+        .unwrap()
+}
+
+/// Zeroes the stack below the caller, further than [`DEAD`].
+#[inline(never)]
+fn clear_below() {
+    let mut zeros = [0u8; DEAD + 4096];
+    std::hint::black_box(&mut zeros);
+}
+
+#[inline(never)]
+fn call<T>(op: impl FnOnce() -> T) -> T {
+    std::hint::black_box(op())
+}
+
+/// How deep below the caller `op` wrote: the deepest non-zero byte.
+fn depth(dead: &[u8]) -> usize {
+    dead.iter().position(|&b| b != 0).map_or(0, |i| DEAD - i)
+}
+
+/// Named 8-byte pieces of secrets, each searched for at every offset.
+#[derive(Default)]
+struct Secrets(Vec<(String, [u8; 8])>);
+
+impl Secrets {
+    /// Every 8-byte piece of `bytes` at offsets 0, 8, ... (a shorter tail
+    /// is covered by the piece ending at the last byte).
+    fn add(&mut self, name: &str, bytes: &[u8]) {
+        if bytes.len() < 8 {
+            return;
+        }
+        let mut at: Vec<usize> = (0..=bytes.len() - 8).step_by(8).collect();
+        if !bytes.len().is_multiple_of(8) {
+            at.push(bytes.len() - 8);
+        }
+        for i in at {
+            let piece: [u8; 8] = bytes[i..i + 8].try_into().unwrap();
+            // Runs of one byte value are not distinctive (zero padding).
+            if piece.iter().all(|&b| b == piece[0]) {
+                continue;
+            }
+            self.0.push((format!("{name}[{i}..]"), piece));
+        }
+    }
+
+    /// Names of the secrets found in `dead`.
+    fn found_in(&self, dead: &[u8]) -> Vec<String> {
+        let windows: HashMap<[u8; 8], usize> = dead
+            .windows(8)
+            .enumerate()
+            .map(|(i, w)| (w.try_into().unwrap(), i))
+            .collect();
+        self.0
+            .iter()
+            .filter_map(|(name, piece)| {
+                windows
+                    .get(piece)
+                    .map(|at| format!("{name} at sp-{}", DEAD - at))
+            })
+            .collect()
+    }
+}
+
+/// Distinctive bytes: no 8-byte window repeats by accident.
+fn random_bytes(n: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed | 1;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 24) as u8
+        })
+        .collect()
+}
+
+/// FIPS 197 key expansion: every round key.
+fn aes_round_keys(key: &[u8]) -> Vec<[u8; 16]> {
+    fn sbox(x: u8) -> u8 {
+        // Inverse in GF(2^8) by exponentiation (x^254), then the affine map.
+        let mul = |mut a: u8, mut b: u8| {
+            let mut p = 0u8;
+            while b != 0 {
+                if b & 1 != 0 {
+                    p ^= a;
+                }
+                a = (a << 1) ^ if a & 0x80 != 0 { 0x1b } else { 0 };
+                b >>= 1;
+            }
+            p
+        };
+        let mut inv = 1u8;
+        for _ in 0..254 {
+            inv = mul(inv, x);
+        }
+        let mut s = inv;
+        for r in 1..5 {
+            s ^= inv.rotate_left(r);
+        }
+        s ^ 0x63
+    }
+    let nk = key.len() / 4;
+    let rounds = nk + 6;
+    let mut w: Vec<[u8; 4]> = key.chunks(4).map(|c| c.try_into().unwrap()).collect();
+    let mut rcon = 1u8;
+    for i in nk..4 * (rounds + 1) {
+        let mut t = w[i - 1];
+        if i % nk == 0 {
+            t = [sbox(t[1]) ^ rcon, sbox(t[2]), sbox(t[3]), sbox(t[0])];
+            rcon = (rcon << 1) ^ if rcon & 0x80 != 0 { 0x1b } else { 0 };
+        } else if nk > 6 && i % nk == 4 {
+            t = t.map(sbox);
+        }
+        let prev = w[i - nk];
+        w.push(std::array::from_fn(|j| prev[j] ^ t[j]));
+    }
+    w.chunks(4)
+        .map(|c| std::array::from_fn(|j| c[j / 4][j % 4]))
+        .collect()
+}
+
+fn aes_block(key: &[u8], mut block: [u8; 16]) -> [u8; 16] {
+    match key.len() {
+        16 => aes::Aes128::new_from_slice(key)
+            .unwrap()
+            .encrypt_block((&mut block).into()),
+        _ => aes::Aes256::new_from_slice(key)
+            .unwrap()
+            .encrypt_block((&mut block).into()),
+    }
+    block
+}
+
+/// The key's own secrets: raw key and round keys, H (both byte orders) for
+/// AES; raw key for ChaCha20.
+fn key_secrets(aes: bool, key: &[u8]) -> Secrets {
+    let mut s = Secrets::default();
+    s.add("key", key);
+    if !aes {
+        // Vertical ChaCha20 kernels hold each key word broadcast to every
+        // lane.
+        for (i, w) in key.chunks(4).enumerate() {
+            s.add(&format!("key word {i} broadcast"), &[w, w].concat());
+        }
+    }
+    if aes {
+        for (i, rk) in aes_round_keys(key).iter().enumerate() {
+            s.add(&format!("round key {i}"), rk);
+        }
+        let h = aes_block(key, [0; 16]);
+        s.add("H", &h);
+        let mut reflected = h;
+        reflected.reverse();
+        s.add("H reversed", &reflected);
+        // The engines keep H¹…H³² byte-reflected and multiplied by x⁻¹
+        // ("twisted"), with the XOR of their halves for Karatsuba.
+        let mut power = h;
+        for k in 1..=32 {
+            let t = twisted(power);
+            s.add(&format!("H^{k} twisted"), &t);
+            let halves: [u8; 8] = std::array::from_fn(|i| t[i] ^ t[i + 8]);
+            s.add(&format!("H^{k} halves"), &halves);
+            power = gf128_mul(power, h);
+        }
+    }
+    s
+}
+
+/// Multiplication in GCM's GF(2¹²⁸) (SP 800-38D, Algorithm 1).
+fn gf128_mul(x: [u8; 16], y: [u8; 16]) -> [u8; 16] {
+    let (x, mut v) = (u128::from_be_bytes(x), u128::from_be_bytes(y));
+    let mut z = 0u128;
+    for i in 0..128 {
+        if (x >> (127 - i)) & 1 == 1 {
+            z ^= v;
+        }
+        v = (v >> 1) ^ if v & 1 == 1 { 0xe1 << 120 } else { 0 };
+    }
+    z.to_be_bytes()
+}
+
+/// The engines' form of a hash-key power (see `expand` in aes_gcm/x86_64.rs).
+fn twisted(h: [u8; 16]) -> [u8; 16] {
+    let v = u128::from_be_bytes(h);
+    let carry = (v >> 127).wrapping_neg();
+    ((v << 1) ^ (carry & 0xc200_0000_0000_0000_0000_0000_0000_0001)).to_le_bytes()
+}
+
+/// A record's secrets: the key's, plus E(K, J0) or the Poly1305 key, every
+/// keystream block (ciphertext XOR plaintext) and every plaintext block.
+fn record_secrets(aes: bool, key: &[u8], nonce: &[u8; 12], pt: &[u8], ct: &[u8]) -> Secrets {
+    let mut s = key_secrets(aes, key);
+    if aes {
+        let mut j0 = [0u8; 16];
+        j0[..12].copy_from_slice(nonce);
+        j0[15] = 1;
+        s.add("E(K, J0)", &aes_block(key, j0));
+    } else {
+        let mut block0 = [0u8; 64];
+        let key: &[u8; 32] = key.try_into().unwrap();
+        chacha20::ChaCha20::new(key.into(), nonce.into()).apply_keystream(&mut block0);
+        s.add("Poly1305 key", &block0[..32]);
+        let r = u128::from_le_bytes(block0[..16].try_into().unwrap())
+            & 0x0ffffffc_0ffffffc_0ffffffc_0fffffff;
+        s.add("Poly1305 r clamped", &r.to_le_bytes());
+    }
+    let keystream: Vec<u8> = pt.iter().zip(ct).map(|(p, c)| p ^ c).collect();
+    s.add("keystream", &keystream);
+    s.add("plaintext", pt);
+    s
+}
+
+/// The engines under test, as one shape.
+trait Engine: Send + Sync + Sized + 'static {
+    const AES: bool;
+    const KEY_LEN: usize;
+    fn backends() -> Vec<Backend>;
+    fn make(key: &[u8], b: Backend) -> Self;
+    fn seal(&self, nonce: &[u8; 12], aad: &[u8], buf: &mut [u8]) -> [u8; 16];
+    fn open(&self, nonce: &[u8; 12], aad: &[u8], buf: &mut [u8], tag: &[u8; 16]) -> bool;
+}
+
+macro_rules! engine {
+    ($t:ty, $aes:expr, $len:expr) => {
+        impl Engine for $t {
+            const AES: bool = $aes;
+            const KEY_LEN: usize = $len;
+            fn backends() -> Vec<Backend> {
+                <$t>::backends()
+            }
+            fn make(key: &[u8], b: Backend) -> Self {
+                <$t>::with_backend(key.try_into().unwrap(), b).unwrap()
+            }
+            fn seal(&self, nonce: &[u8; 12], aad: &[u8], buf: &mut [u8]) -> [u8; 16] {
+                self.seal_in_place(nonce, aad, buf)
+            }
+            fn open(&self, nonce: &[u8; 12], aad: &[u8], buf: &mut [u8], tag: &[u8; 16]) -> bool {
+                self.open_in_place(nonce, aad, buf, tag).is_ok()
+            }
+        }
+    };
+}
+engine!(Aes128Gcm, true, 16);
+engine!(Aes256Gcm, true, 32);
+engine!(ChaCha20Poly1305, false, 32);
+
+/// Key setup, then seal, open and a failed open at every length, each in
+/// its own fresh thread; returns what was found, by phase.
+fn check<E: Engine>(name: &str) -> Vec<String> {
+    let mut failures = Vec::new();
+    for (bi, b) in E::backends().into_iter().enumerate() {
+        let key = random_bytes(E::KEY_LEN, 0x5eed + bi as u64);
+        let nonce: [u8; 12] = random_bytes(12, 0x4e0ce).try_into().unwrap();
+        let aad = [0x17, 3, 3, 0x40, 0x11];
+        let k = key.clone();
+        let (engine, dead) = residue(move || E::make(&k, b));
+        let mut deepest = [depth(&dead), 0, 0];
+        for f in key_secrets(E::AES, &key).found_in(&dead) {
+            failures.push(format!("{name} {b} key setup: {f}"));
+        }
+        let engine = std::sync::Arc::new(engine);
+        for len in LENGTHS {
+            let pt = random_bytes(len, 0x9e37 + len as u64);
+            let (e, p) = (engine.clone(), pt.clone());
+            let ((ct, tag), dead) = residue(move || {
+                let mut buf = p;
+                let tag = e.seal(&nonce, &aad, &mut buf);
+                (buf, tag)
+            });
+            let secrets = record_secrets(E::AES, &key, &nonce, &pt, &ct);
+            deepest[1] = deepest[1].max(depth(&dead));
+            for f in secrets.found_in(&dead) {
+                failures.push(format!("{name} {b} seal {len}: {f}"));
+            }
+            let (e, c) = (engine.clone(), ct.clone());
+            let (opened, dead) = residue(move || {
+                let mut buf = c;
+                assert!(e.open(&nonce, &aad, &mut buf, &tag));
+                buf
+            });
+            assert_eq!(opened, pt, "{name} {b} {len}");
+            deepest[2] = deepest[2].max(depth(&dead));
+            for f in secrets.found_in(&dead) {
+                failures.push(format!("{name} {b} open {len}: {f}"));
+            }
+            let (e, c) = (engine.clone(), ct.clone());
+            let mut forged = tag;
+            forged[15] ^= 0x80;
+            // Nothing allocates or frees after the call under test: the
+            // allocator's frames would run over its dead stack.
+            let ((opened, buf), dead) = residue(move || {
+                let mut buf = c;
+                (e.open(&nonce, &aad, &mut buf, &forged), buf)
+            });
+            assert!(
+                !opened && buf.iter().all(|&x| x == 0),
+                "{name} {b} {len}: forged tag"
+            );
+            deepest[2] = deepest[2].max(depth(&dead));
+            for f in secrets.found_in(&dead) {
+                failures.push(format!("{name} {b} failed open {len}: {f}"));
+            }
+        }
+        println!(
+            "{name}: dead stack searched on {b} (deepest write below the caller: key setup {} B, seal {} B, open {} B)",
+            deepest[0], deepest[1], deepest[2]
+        );
+    }
+    failures
+}
+
+#[test]
+fn no_key_material_left_on_the_stack() {
+    let mut failures = check::<Aes128Gcm>("AES-128-GCM");
+    failures.extend(check::<Aes256Gcm>("AES-256-GCM"));
+    failures.extend(check::<ChaCha20Poly1305>("ChaCha20-Poly1305"));
+    assert_none_found(&failures);
+}
+
+/// QUIC: key setup, sealing a packet (with header protection), removing
+/// header protection and opening, for every cipher and backend; searched
+/// for the packet key, the header-protection key (with its AES round keys
+/// or broadcast ChaCha20 words) and the payload.
+#[test]
+fn no_quic_key_material_left_on_the_stack() {
+    use rustls_fusion::quic::{Cipher, Opener, Sealer};
+    let ciphers = [
+        (Cipher::Aes128Gcm, 16, true, Aes128Gcm::backends()),
+        (Cipher::Aes256Gcm, 32, true, Aes256Gcm::backends()),
+        (
+            Cipher::ChaCha20Poly1305,
+            32,
+            false,
+            ChaCha20Poly1305::backends(),
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (cipher, key_len, aes, backends) in ciphers {
+        for (bi, b) in backends.into_iter().enumerate() {
+            let key = random_bytes(key_len, 0xabc + bi as u64);
+            let hp = random_bytes(key_len, 0xdef + bi as u64);
+            let iv: [u8; 12] = random_bytes(12, 0x1f).try_into().unwrap();
+            let mut secrets = key_secrets(aes, &key);
+            for (name, piece) in key_secrets(aes, &hp).0 {
+                secrets.0.push((format!("hp {name}"), piece));
+            }
+            let payload = random_bytes(300, 0x77);
+            secrets.add("payload", &payload);
+            let (k, h) = (key.clone(), hp.clone());
+            let ((sealer, opener), dead) = residue(move || {
+                (
+                    Sealer::with_backend(cipher, &k, &iv, &h, b).unwrap(),
+                    Opener::with_backend(cipher, &k, &iv, &h, b).unwrap(),
+                )
+            });
+            let mut report = |phase: &str, dead: &[u8]| {
+                for f in secrets.found_in(dead) {
+                    failures.push(format!("QUIC {cipher:?} {b} {phase}: {f}"));
+                }
+            };
+            report("key setup", &dead);
+            let mut packet = vec![0u8; 9 + 2 + payload.len() + 16];
+            packet[0] = 0x41;
+            packet[9..11].copy_from_slice(&7u16.to_be_bytes());
+            packet[11..11 + payload.len()].copy_from_slice(&payload);
+            let sealer = std::sync::Arc::new(sealer);
+            let s = sealer.clone();
+            let (packet, dead) = residue(move || {
+                let mut p = packet;
+                s.seal_packet(&mut p, 9, 7).unwrap();
+                p
+            });
+            report("seal_packet", &dead);
+            let opener = std::sync::Arc::new(opener);
+            let o = opener.clone();
+            let ((packet, header_len), dead) = residue(move || {
+                let mut p = packet;
+                let info = o.unprotect_header(&mut p, 9).unwrap();
+                (p, info.header_len)
+            });
+            report("unprotect_header", &dead);
+            let o = opener.clone();
+            let ((p, range), dead) = residue(move || {
+                let mut p = packet;
+                let base = p.as_ptr() as usize;
+                let plain = o.open_packet(&mut p, header_len, 7).unwrap();
+                let start = plain.as_ptr() as usize - base;
+                let range = start..start + plain.len();
+                (p, range)
+            });
+            assert_eq!(p[range], payload[..], "QUIC {cipher:?} {b}");
+            report("open_packet", &dead);
+            println!("QUIC {cipher:?}: dead stack searched on {b}");
+        }
+    }
+    assert_none_found(&failures);
+}
+
+fn assert_none_found(failures: &[String]) {
+    assert!(
+        failures.is_empty(),
+        "{} secrets left on the stack:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+/// The probe sees what a careless function leaves: a copy of a key in a
+/// local array that is never wiped.
+#[test]
+fn canary_a_key_copy_left_on_the_stack_is_found() {
+    #[inline(never)]
+    fn careless(key: &[u8]) -> u8 {
+        let mut copy = [0u8; 32];
+        copy.copy_from_slice(std::hint::black_box(key));
+        std::hint::black_box(&mut copy);
+        copy.iter().fold(0, |a, b| a ^ b)
+    }
+    let key = random_bytes(32, 77);
+    // An array, not a Vec: freeing a Vec after `careless` returns would run
+    // the allocator's frames over the dead copy (glibc's `free` on aarch64
+    // reaches that deep).
+    let k: [u8; 32] = key.clone().try_into().unwrap();
+    let (_, dead) = residue(move || careless(&k));
+    let mut s = Secrets::default();
+    s.add("key", &key);
+    assert!(!s.found_in(&dead).is_empty(), "the probe missed a key copy");
+}
