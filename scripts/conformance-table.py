@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Turns the CONFORMANCE_REPORT file of a tests/boringssl.rs run into the
+"""Turns the CONFORMANCE_REPORT file of a tests/boringssl/ run into the
 Markdown tables of docs/conformance.md.
 
     rm -f /tmp/conformance.tsv

@@ -2,7 +2,8 @@
 # Constant-time check: provider/tests/consttime.rs under valgrind's memcheck
 # (keys and plaintext marked undefined; any branch or address that depends
 # on them is an error). Valgrind runs the backends its virtual CPU offers:
-# no AVX-512, VAES or ADX, so X86AesNi, X86Ssse3 and Base here. Installs
+# AVX2 but no AVX-512 or VAES, so X86AesNi (its AVX build), X86Avx2,
+# X86Ssse3 and Base (see docs/security.md). Installs
 # valgrind when run as root; otherwise prints the install line.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -22,6 +22,9 @@ cargo clippy -p rustls-fusion --all-targets --features audit,fuzzing -- -D warni
 step "tests"
 cargo test --workspace
 
+step "the backends this machine runs, checked against /proc/cpuinfo"
+cargo test -p rustls-fusion --test backends -- --nocapture --test-threads=1
+
 step "provider tests on the ring base provider"
 cargo test -p rustls-fusion --no-default-features --features ring
 
@@ -31,7 +34,7 @@ CARGO_PROFILE_RELEASE_OPT_LEVEL=2 cargo test --release -p rustls-fusion --featur
 cargo test --release -p rustls-fusion --no-default-features --features ring,audit --test stack_residue
 
 step "BoringSSL conformance matrix"
-scripts/conformance.sh
+scripts/conformance.sh --show-output
 
 step "constant time: seal, open and QUIC protection under valgrind's memcheck"
 scripts/consttime.sh

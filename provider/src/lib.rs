@@ -28,6 +28,8 @@
 //!   per packet or per batch.
 //! - `tls`: the rustls glue (encrypters, decrypters, suites).
 #![deny(unsafe_code)]
+#![deny(unsafe_op_in_unsafe_fn)]
+#![deny(clippy::undocumented_unsafe_blocks)]
 #![warn(missing_docs)]
 
 #[cfg(not(any(feature = "aws-lc-rs", feature = "ring")))]

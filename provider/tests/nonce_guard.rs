@@ -375,9 +375,17 @@ fn case_16_open_side_rules() {
     }
     let mut guard = OpenGuard::new();
     assert_eq!(guard.check(0), Ok(()));
-    guard.opened(0);
+    assert_eq!(guard.opened(0), Ok(()));
     assert_eq!(guard.check(0), Err(ReplayError::Replayed));
     assert_eq!(guard.check(MAX), Err(ReplayError::Exhausted));
+    // `opened` checks too, in release builds: a refused sequence number
+    // moves nothing (2⁶⁴−1 would wrap the floor to 0; 0 would lower it).
+    assert_eq!(guard.opened(MAX), Err(ReplayError::Exhausted));
+    assert_eq!(guard.opened(0), Err(ReplayError::Replayed));
+    assert_eq!(guard.check(1), Ok(()));
+    assert_eq!(guard.opened(7), Ok(()));
+    assert_eq!(guard.check(7), Err(ReplayError::Replayed));
+    assert_eq!(guard.check(8), Ok(()));
 }
 
 #[test]

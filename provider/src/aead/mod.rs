@@ -62,6 +62,18 @@ pub enum Backend {
 }
 
 impl Backend {
+    /// Every backend, on any CPU (each type's `backends()` lists the ones
+    /// that run here).
+    pub const ALL: [Backend; 7] = [
+        Backend::Base,
+        Backend::X86AesNi,
+        Backend::X86Vaes,
+        Backend::X86Vaes512,
+        Backend::X86Avx2,
+        Backend::X86Avx512,
+        Backend::X86Ssse3,
+    ];
+
     /// A short, stable name (used in bench ids and test names).
     pub fn name(self) -> &'static str {
         match self {

@@ -28,7 +28,9 @@ use crate::aead::NONCE_LEN;
 pub enum NonceError {
     /// G4: the fixed field (first 4 bytes) differs from the key's.
     FixedFieldMismatch,
-    /// G5: the counter is 2⁶⁴−1, or every counter has been used (G11).
+    /// G5: the counter is 2⁶⁴−1, which is never used. (Once 2⁶⁴−2 has been
+    /// sealed, G11, every other counter is below the floor and is refused
+    /// as [`Repeated`](Self::Repeated) or [`Decreased`](Self::Decreased).)
     Exhausted,
     /// G6: the counter was used by the previous record.
     Repeated,
@@ -163,9 +165,14 @@ impl OpenGuard {
 
     /// O3: record `seq` opened successfully. Only then does the floor move,
     /// since rustls retries a sequence number during 0-RTT trial decryption.
-    pub fn opened(&mut self, seq: u64) {
-        debug_assert!(self.check(seq).is_ok());
+    ///
+    /// Checked in every build: a `seq` that [`check`](Self::check) refuses
+    /// changes nothing and returns that error, so the floor never moves
+    /// backwards and 2⁶⁴−1 never wraps it to 0.
+    pub fn opened(&mut self, seq: u64) -> Result<(), ReplayError> {
+        self.check(seq)?;
         self.next = seq + 1;
+        Ok(())
     }
 }
 

@@ -72,6 +72,8 @@ impl Alg {
             Some(&Backend::Base),
             "the base provider's AEAD is always available, last"
         );
+        // Shown with the test's output (`--nocapture`, or on a failure).
+        println!("{self:?}: running on {backends:?}");
         backends
     }
 

@@ -24,8 +24,10 @@
 //! Every `unsafe fn` here must only run on a CPU with AES-NI, PCLMULQDQ and
 //! SSSE3 (plus what the [`Lanes`] type needs): the backends call them only
 //! from `#[target_feature]` functions that key setup selected after
-//! detection. Raw pointers are derived from slices whose lengths are checked
-//! where noted.
+//! detection. Raw pointers are derived from whole slices (or whole arrays),
+//! and every function taking one states the bytes it must be valid for in
+//! its `# Safety` section; each `unsafe` block says why its accesses are in
+//! bounds.
 #![allow(unsafe_code)]
 
 use core::arch::x86_64::*;
@@ -66,11 +68,16 @@ impl<V, const NR: usize, const P: usize, const X: usize> Drop for KeyData<V, NR,
     }
 }
 
-/// One or two AES blocks in a vector register. Implemented by the backends.
+/// One, two or four AES blocks in a vector register. Implemented by the
+/// backends.
 ///
 /// # Safety
-/// Methods may only run where the implementing backend's CPU features are
-/// present (see the module docs).
+/// Implementing: every method uses only instructions of the backend's
+/// `#[target_feature]` list and touches memory only as its contract below
+/// says. Calling: every method may only run where that backend's CPU
+/// features are present (see the module docs); `loadu` and `broadcast`
+/// need `p` valid for reads of `BLOCKS * 16` and 16 bytes, `storeu` for
+/// writes of `BLOCKS * 16` bytes (any alignment).
 pub(super) unsafe trait Lanes: Copy {
     /// Blocks per register.
     const BLOCKS: usize;
@@ -104,20 +111,28 @@ pub(super) unsafe trait Lanes: Copy {
 
 /// One block per xmm register: the AES-NI lane type, also used by every
 /// backend for single blocks.
+// SAFETY: every method is one or two SSE2/SSSE3/AES-NI/PCLMULQDQ instructions on one xmm
+// register (one block), and the pointer methods access exactly 16 bytes, as the trait requires.
 unsafe impl Lanes for __m128i {
     const BLOCKS: usize = 1;
     const REGS: usize = 8;
     #[inline(always)]
     unsafe fn loadu(p: *const u8) -> Self {
-        _mm_loadu_si128(p.cast())
+        // SAFETY: the CPU has AES-NI, PCLMULQDQ and SSSE3 and `p` is valid for reads of 16
+        // bytes (`Lanes` contract); unaligned loads are allowed.
+        unsafe { _mm_loadu_si128(p.cast()) }
     }
     #[inline(always)]
     unsafe fn storeu(self, p: *mut u8) {
-        _mm_storeu_si128(p.cast(), self)
+        // SAFETY: the CPU has AES-NI, PCLMULQDQ and SSSE3 and `p` is valid for writes of 16
+        // bytes (`Lanes` contract); unaligned stores are allowed.
+        unsafe { _mm_storeu_si128(p.cast(), self) }
     }
     #[inline(always)]
     unsafe fn broadcast(p: *const u8) -> Self {
-        _mm_loadu_si128(p.cast())
+        // SAFETY: the CPU has AES-NI, PCLMULQDQ and SSSE3 and `p` is valid for reads of 16
+        // bytes (`Lanes` contract); unaligned loads are allowed.
+        unsafe { _mm_loadu_si128(p.cast()) }
     }
     #[inline(always)]
     unsafe fn from_first(x: __m128i) -> Self {
@@ -129,35 +144,51 @@ unsafe impl Lanes for __m128i {
     }
     #[inline(always)]
     unsafe fn add_ctr(self, k: i32) -> Self {
-        _mm_add_epi32(self, _mm_set_epi32(0, 0, 0, k))
+        // SAFETY: register-only intrinsics; the CPU has AES-NI, PCLMULQDQ and SSSE3 (`Lanes`
+        // contract).
+        unsafe { _mm_add_epi32(self, _mm_set_epi32(0, 0, 0, k)) }
     }
     #[inline(always)]
     unsafe fn xor(self, b: Self) -> Self {
-        _mm_xor_si128(self, b)
+        // SAFETY: register-only intrinsics; the CPU has AES-NI, PCLMULQDQ and SSSE3 (`Lanes`
+        // contract).
+        unsafe { _mm_xor_si128(self, b) }
     }
     #[inline(always)]
     unsafe fn aesenc(self, k: Self) -> Self {
-        _mm_aesenc_si128(self, k)
+        // SAFETY: register-only intrinsics; the CPU has AES-NI, PCLMULQDQ and SSSE3 (`Lanes`
+        // contract).
+        unsafe { _mm_aesenc_si128(self, k) }
     }
     #[inline(always)]
     unsafe fn aesenclast(self, k: Self) -> Self {
-        _mm_aesenclast_si128(self, k)
+        // SAFETY: register-only intrinsics; the CPU has AES-NI, PCLMULQDQ and SSSE3 (`Lanes`
+        // contract).
+        unsafe { _mm_aesenclast_si128(self, k) }
     }
     #[inline(always)]
     unsafe fn clmul_lo(self, b: Self) -> Self {
-        _mm_clmulepi64_si128(self, b, 0x00)
+        // SAFETY: register-only intrinsics; the CPU has AES-NI, PCLMULQDQ and SSSE3 (`Lanes`
+        // contract).
+        unsafe { _mm_clmulepi64_si128(self, b, 0x00) }
     }
     #[inline(always)]
     unsafe fn clmul_hi(self, b: Self) -> Self {
-        _mm_clmulepi64_si128(self, b, 0x11)
+        // SAFETY: register-only intrinsics; the CPU has AES-NI, PCLMULQDQ and SSSE3 (`Lanes`
+        // contract).
+        unsafe { _mm_clmulepi64_si128(self, b, 0x11) }
     }
     #[inline(always)]
     unsafe fn bswap(self) -> Self {
-        bswap128(self)
+        // SAFETY: register-only intrinsics; the CPU has AES-NI, PCLMULQDQ and SSSE3 (`Lanes`
+        // contract).
+        unsafe { bswap128(self) }
     }
     #[inline(always)]
     unsafe fn swap_halves(self) -> Self {
-        _mm_shuffle_epi32(self, 0x4e)
+        // SAFETY: register-only intrinsics; the CPU has AES-NI, PCLMULQDQ and SSSE3 (`Lanes`
+        // contract).
+        unsafe { _mm_shuffle_epi32(self, 0x4e) }
     }
     #[inline(always)]
     unsafe fn fold(self) -> __m128i {
@@ -165,37 +196,47 @@ unsafe impl Lanes for __m128i {
     }
     #[inline(always)]
     unsafe fn zero() -> Self {
-        _mm_setzero_si128()
+        // SAFETY: register-only intrinsics; the CPU has AES-NI, PCLMULQDQ and SSSE3 (`Lanes`
+        // contract).
+        unsafe { _mm_setzero_si128() }
     }
 }
 
 #[inline(always)]
 unsafe fn bswap128(x: __m128i) -> __m128i {
-    _mm_shuffle_epi8(
-        x,
-        _mm_set_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-    )
+    // SAFETY: register-only intrinsics; the CPU has SSSE3 (module contract).
+    unsafe {
+        _mm_shuffle_epi8(
+            x,
+            _mm_set_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+        )
+    }
 }
 
 #[inline(always)]
 unsafe fn load128(b: &[u8; 16]) -> __m128i {
-    _mm_loadu_si128(b.as_ptr().cast())
+    // SAFETY: an unaligned 16-byte load from a `&[u8; 16]`; SSE2 is baseline.
+    unsafe { _mm_loadu_si128(b.as_ptr().cast()) }
 }
 
 /// x⁶³ + x⁶² + x⁵⁷ in the high qword: the reflected GCM polynomial's tail.
 #[inline(always)]
 unsafe fn gfpoly() -> __m128i {
-    _mm_set_epi64x(0xc200_0000_0000_0000u64 as i64, 1)
+    // SAFETY: register-only intrinsic (SSE2, baseline).
+    unsafe { _mm_set_epi64x(0xc200_0000_0000_0000u64 as i64, 1) }
 }
 
 /// Reduces the 256-bit product `hi·x¹²⁸ + mi·x⁶⁴ + lo` to 128 bits.
 #[inline(always)]
 unsafe fn reduce(lo: __m128i, mi: __m128i, hi: __m128i) -> __m128i {
-    let poly = gfpoly();
-    let t0 = _mm_clmulepi64_si128(poly, lo, 0x01);
-    let mi = _mm_xor_si128(_mm_xor_si128(mi, _mm_shuffle_epi32(lo, 0x4e)), t0);
-    let t1 = _mm_clmulepi64_si128(poly, mi, 0x01);
-    _mm_xor_si128(_mm_xor_si128(hi, _mm_shuffle_epi32(mi, 0x4e)), t1)
+    // SAFETY: register-only intrinsics; the CPU has PCLMULQDQ (module contract).
+    unsafe {
+        let poly = gfpoly();
+        let t0 = _mm_clmulepi64_si128(poly, lo, 0x01);
+        let mi = _mm_xor_si128(_mm_xor_si128(mi, _mm_shuffle_epi32(lo, 0x4e)), t0);
+        let t1 = _mm_clmulepi64_si128(poly, mi, 0x01);
+        _mm_xor_si128(_mm_xor_si128(hi, _mm_shuffle_epi32(mi, 0x4e)), t1)
+    }
 }
 
 /// Unreduced Karatsuba products, accumulated over several blocks.
@@ -209,26 +250,35 @@ struct Acc<V> {
 impl<V: Lanes> Acc<V> {
     #[inline(always)]
     unsafe fn new() -> Self {
-        Self {
-            lo: V::zero(),
-            mi: V::zero(),
-            hi: V::zero(),
+        // SAFETY: the CPU has `V`'s features (module contract); no memory access.
+        unsafe {
+            Self {
+                lo: V::zero(),
+                mi: V::zero(),
+                hi: V::zero(),
+            }
         }
     }
 
     /// Adds `d · h` (`hx`: h's halves XOR-ed).
     #[inline(always)]
     unsafe fn mul_add(&mut self, d: V, h: V, hx: V) {
-        self.lo = self.lo.xor(d.clmul_lo(h));
-        self.hi = self.hi.xor(d.clmul_hi(h));
-        self.mi = self.mi.xor(d.xor(d.swap_halves()).clmul_lo(hx));
+        // SAFETY: the CPU has `V`'s features (module contract); register-only `Lanes` methods.
+        unsafe {
+            self.lo = self.lo.xor(d.clmul_lo(h));
+            self.hi = self.hi.xor(d.clmul_hi(h));
+            self.mi = self.mi.xor(d.xor(d.swap_halves()).clmul_lo(hx));
+        }
     }
 
     /// Folds lanes and reduces.
     #[inline(always)]
     unsafe fn finish(self) -> __m128i {
-        let (lo, mi, hi) = (self.lo.fold(), self.mi.fold(), self.hi.fold());
-        reduce(lo, _mm_xor_si128(mi, _mm_xor_si128(lo, hi)), hi)
+        // SAFETY: the CPU has PCLMULQDQ and `V`'s features (module contract); register-only.
+        unsafe {
+            let (lo, mi, hi) = (self.lo.fold(), self.mi.fold(), self.hi.fold());
+            reduce(lo, _mm_xor_si128(mi, _mm_xor_si128(lo, hi)), hi)
+        }
     }
 }
 
@@ -336,7 +386,11 @@ macro_rules! x86_backend {
             src: &[u8],
             buf: &mut [u8],
         ) -> [u8; $crate::aead::TAG_LEN] {
-            $crate::aead::aes_gcm::x86_64::seal(key, nonce, aad, src, buf)
+            // SAFETY: the kernel needs only CPU features: this fn's `#[target_feature]` list
+            // (macro entry point, reached only through a detected `Key`) or its caller's
+            // contract (kernel) provides AES-NI, PCLMULQDQ, SSSE3 and the lane type's; `crypt`
+            // checks every length it relies on.
+            unsafe { $crate::aead::aes_gcm::x86_64::seal(key, nonce, aad, src, buf) }
         }
 
         #[target_feature(enable = $features)]
@@ -347,7 +401,9 @@ macro_rules! x86_backend {
             buf: &mut [u8],
             tag: &[u8; $crate::aead::TAG_LEN],
         ) -> bool {
-            $crate::aead::aes_gcm::x86_64::open(key, nonce, aad, buf, tag)
+            // SAFETY: as for `seal`: the features come from the `#[target_feature]` list or the
+            // caller's contract, and `crypt` checks its lengths.
+            unsafe { $crate::aead::aes_gcm::x86_64::open(key, nonce, aad, buf, tag) }
         }
 
         #[target_feature(enable = $features)]
@@ -358,7 +414,9 @@ macro_rules! x86_backend {
             buf: &mut [u8],
             extra: $crate::aead::aes_gcm::x86_64::Extra<'_>,
         ) -> ([u8; $crate::aead::TAG_LEN], [u8; 16]) {
-            $crate::aead::aes_gcm::x86_64::seal_with_block(key, nonce, aad, buf, extra)
+            // SAFETY: as for `seal`; `crypt` loads the extra block from `buf` only when `at +
+            // 16` is within the batches it wrote.
+            unsafe { $crate::aead::aes_gcm::x86_64::seal_with_block(key, nonce, aad, buf, extra) }
         }
 
         #[cfg(test)]
@@ -369,7 +427,8 @@ macro_rules! x86_backend {
             aad: &[u8],
             buf: &mut [u8],
         ) -> [u8; $crate::aead::TAG_LEN] {
-            $crate::aead::aes_gcm::x86_64::seal_with_j0(key, j0, aad, buf)
+            // SAFETY: as for `seal`.
+            unsafe { $crate::aead::aes_gcm::x86_64::seal_with_j0(key, j0, aad, buf) }
         }
     };
 }
@@ -387,40 +446,45 @@ pub(super) unsafe fn expand<V: Lanes, const NR: usize, const P: usize, const X: 
     data: &mut KeyData<V, NR, P, X>,
     key: &[u8],
 ) {
-    let mut rk = expand_key(key);
-    for (dst, k) in data.rk.iter_mut().zip(rk.iter()) {
-        _mm_storeu_si128(dst.as_mut_ptr().cast(), *k);
-    }
-    // H = E(K, 0), byte-reflected, then multiplied by x⁻¹ (a 1-bit left
-    // shift in this representation, reduced by the polynomial).
-    let mut h = [0u8; 16];
-    _mm_storeu_si128(
-        h.as_mut_ptr().cast(),
-        encrypt_block(&rk[..=NR], _mm_setzero_si128()),
-    );
-    let mut v = u128::from_be_bytes(h);
-    let carry = (v >> 127).wrapping_neg();
-    let mut twisted =
-        ((v << 1) ^ (carry & 0xc200_0000_0000_0000_0000_0000_0000_0001)).to_le_bytes();
-    let h1 = _mm_loadu_si128(twisted.as_ptr().cast());
-    let mut power = h1;
-    for k in 1..=P {
-        let i = P - k;
-        _mm_storeu_si128(data.h[i].as_mut_ptr().cast(), power);
-        if X == P {
-            let halves = _mm_xor_si128(power, _mm_shuffle_epi32(power, 0x4e));
-            _mm_storeu_si128(data.hx[i].as_mut_ptr().cast(), halves);
+    // SAFETY: the CPU has AES-NI, PCLMULQDQ and SSSE3 (this fn's contract and features); every
+    // store targets a whole 16-byte array entry (`data.rk[i]`, `data.h[i]`, `data.hx[i]`, `h`),
+    // and `expand_key` checks the key length.
+    unsafe {
+        let mut rk = expand_key(key);
+        for (dst, k) in data.rk.iter_mut().zip(rk.iter()) {
+            _mm_storeu_si128(dst.as_mut_ptr().cast(), *k);
         }
-        power = gf_mul(power, h1);
+        // H = E(K, 0), byte-reflected, then multiplied by x⁻¹ (a 1-bit left
+        // shift in this representation, reduced by the polynomial).
+        let mut h = [0u8; 16];
+        _mm_storeu_si128(
+            h.as_mut_ptr().cast(),
+            encrypt_block(&rk[..=NR], _mm_setzero_si128()),
+        );
+        let mut v = u128::from_be_bytes(h);
+        let carry = (v >> 127).wrapping_neg();
+        let mut twisted =
+            ((v << 1) ^ (carry & 0xc200_0000_0000_0000_0000_0000_0000_0001)).to_le_bytes();
+        let h1 = _mm_loadu_si128(twisted.as_ptr().cast());
+        let mut power = h1;
+        for k in 1..=P {
+            let i = P - k;
+            _mm_storeu_si128(data.h[i].as_mut_ptr().cast(), power);
+            if X == P {
+                let halves = _mm_xor_si128(power, _mm_shuffle_epi32(power, 0x4e));
+                _mm_storeu_si128(data.hx[i].as_mut_ptr().cast(), halves);
+            }
+            power = gf_mul(power, h1);
+        }
+        // The round keys (the first is the raw key), H and its last power.
+        wipe(&mut rk);
+        h.zeroize();
+        twisted.zeroize();
+        v = 0;
+        core::hint::black_box(v);
+        let mut last = [power, h1];
+        wipe(&mut last);
     }
-    // The round keys (the first is the raw key), H and its last power.
-    wipe(&mut rk);
-    h.zeroize();
-    twisted.zeroize();
-    v = 0;
-    core::hint::black_box(v);
-    let mut last = [power, h1];
-    wipe(&mut last);
 }
 
 /// AES round keys on their own (AES-ECB, and the extra block of
@@ -470,11 +534,15 @@ impl<const NR: usize> Drop for RoundKeys<NR> {
 /// The CPU must have AES-NI; `key` must be 16 or 32 bytes.
 #[target_feature(enable = "aes,pclmulqdq,ssse3")]
 unsafe fn expand_round_keys(out: &mut [[u8; 16]; 15], key: &[u8]) {
-    let mut rk = expand_key(key);
-    for (dst, k) in out.iter_mut().zip(rk.iter()) {
-        _mm_storeu_si128(dst.as_mut_ptr().cast(), *k);
+    // SAFETY: AES-NI and SSSE3 are enabled on this fn (its contract); each store writes one
+    // whole `[u8; 16]` entry of `out`; `expand_key` checks the key length.
+    unsafe {
+        let mut rk = expand_key(key);
+        for (dst, k) in out.iter_mut().zip(rk.iter()) {
+            _mm_storeu_si128(dst.as_mut_ptr().cast(), *k);
+        }
+        wipe(&mut rk);
     }
-    wipe(&mut rk);
 }
 
 /// The first `B` bytes of AES-ECB of each input, up to eight blocks in
@@ -489,38 +557,43 @@ unsafe fn ecb<const NR: usize, const B: usize>(
     inputs: &[[u8; 16]],
     out: &mut [[u8; B]],
 ) {
-    let mut block = [0u8; 16];
-    if let ([input], [o]) = (inputs, &mut *out) {
-        let mut x = _mm_xor_si128(_mm_loadu_si128(input.as_ptr().cast()), load128(&rk[0]));
-        for k in &rk[1..NR] {
-            x = _mm_aesenc_si128(x, load128(k));
-        }
-        _mm_storeu_si128(
-            block.as_mut_ptr().cast(),
-            _mm_aesenclast_si128(x, load128(&rk[NR])),
-        );
-        o.copy_from_slice(&block[..B]);
-    } else {
-        for (chunk, outs) in inputs.chunks(8).zip(out.chunks_mut(8)) {
-            let mut x = [_mm_setzero_si128(); 8];
-            for (v, b) in x.iter_mut().zip(chunk) {
-                *v = _mm_xor_si128(_mm_loadu_si128(b.as_ptr().cast()), load128(&rk[0]));
-            }
+    // SAFETY: AES-NI is enabled on this fn (its contract); every load reads one whole `[u8;
+    // 16]` (an input or a round key), every store writes the 16-byte `block`, and the volatile
+    // write targets `block` itself.
+    unsafe {
+        let mut block = [0u8; 16];
+        if let ([input], [o]) = (inputs, &mut *out) {
+            let mut x = _mm_xor_si128(_mm_loadu_si128(input.as_ptr().cast()), load128(&rk[0]));
             for k in &rk[1..NR] {
-                let k = load128(k);
-                for v in x.iter_mut() {
-                    *v = _mm_aesenc_si128(*v, k);
+                x = _mm_aesenc_si128(x, load128(k));
+            }
+            _mm_storeu_si128(
+                block.as_mut_ptr().cast(),
+                _mm_aesenclast_si128(x, load128(&rk[NR])),
+            );
+            o.copy_from_slice(&block[..B]);
+        } else {
+            for (chunk, outs) in inputs.chunks(8).zip(out.chunks_mut(8)) {
+                let mut x = [_mm_setzero_si128(); 8];
+                for (v, b) in x.iter_mut().zip(chunk) {
+                    *v = _mm_xor_si128(_mm_loadu_si128(b.as_ptr().cast()), load128(&rk[0]));
                 }
+                for k in &rk[1..NR] {
+                    let k = load128(k);
+                    for v in x.iter_mut() {
+                        *v = _mm_aesenc_si128(*v, k);
+                    }
+                }
+                let last = load128(&rk[NR]);
+                for (v, o) in x.iter().zip(outs.iter_mut()) {
+                    _mm_storeu_si128(block.as_mut_ptr().cast(), _mm_aesenclast_si128(*v, last));
+                    o.copy_from_slice(&block[..B]);
+                }
+                wipe(&mut x);
             }
-            let last = load128(&rk[NR]);
-            for (v, o) in x.iter().zip(outs.iter_mut()) {
-                _mm_storeu_si128(block.as_mut_ptr().cast(), _mm_aesenclast_si128(*v, last));
-                o.copy_from_slice(&block[..B]);
-            }
-            wipe(&mut x);
         }
+        core::ptr::write_volatile(&mut block, [0; 16]);
     }
-    core::ptr::write_volatile(&mut block, [0; 16]);
 }
 
 /// Zeroes vector temporaries with volatile writes, so the wipe is not
@@ -529,15 +602,22 @@ unsafe fn ecb<const NR: usize, const B: usize>(
 /// was written), then all of `ks` wiped.
 #[inline(always)]
 unsafe fn take_and_wipe<const N: usize>(ks: &mut [__m128i; N], i: usize) -> __m128i {
-    let x = core::hint::black_box(&mut *ks)[i];
-    wipe(ks);
-    x
+    // SAFETY: `wipe` only writes whole elements of `ks` (volatile stores of a zero vector); `i`
+    // indexes `ks` with a bounds check.
+    unsafe {
+        let x = core::hint::black_box(&mut *ks)[i];
+        wipe(ks);
+        x
+    }
 }
 
 #[inline(always)]
 unsafe fn wipe<const N: usize>(x: &mut [__m128i; N]) {
-    for v in x.iter_mut() {
-        core::ptr::write_volatile(v, _mm_setzero_si128());
+    // SAFETY: each volatile write targets one element of `x`, a valid `&mut`.
+    unsafe {
+        for v in x.iter_mut() {
+            core::ptr::write_volatile(v, _mm_setzero_si128());
+        }
     }
 }
 
@@ -562,31 +642,45 @@ impl<V: Lanes, const NR: usize, const P: usize, const X: usize> KeyData<V, NR, P
 
     /// H^k (and its Karatsuba halves) for the `W::BLOCKS` lanes of a `W`:
     /// lane `i` holds H^(k - i).
+    ///
+    /// # Safety
+    /// The CPU has `W`'s features.
+    ///
+    /// # Panics
+    /// Unless `W::BLOCKS <= k <= P` (constant after inlining: no cost).
     #[inline(always)]
     unsafe fn power<W: Lanes>(&self, k: usize) -> (W, W) {
-        debug_assert!(k >= W::BLOCKS && k <= P);
-        let i = P - k;
-        // Pointers from the whole arrays: a `W` spans `W::BLOCKS` entries.
-        let h = W::loadu(self.h.as_ptr().cast::<u8>().add(16 * i));
-        let hx = if X == P {
-            W::loadu(self.hx.as_ptr().cast::<u8>().add(16 * i))
-        } else {
-            h.xor(h.swap_halves())
-        };
-        (h, hx)
+        // SAFETY: `W::loadu` reads `W::BLOCKS * 16` bytes from entry `P - k` on: with `k >=
+        // W::BLOCKS` (asserted) that is within `h` (and `hx` when `X == P`), and the pointers
+        // derive from the whole arrays; the CPU has `W`'s features (this fn's contract).
+        unsafe {
+            assert!(k >= W::BLOCKS && k <= P, "a power of H this key holds");
+            let i = P - k;
+            // Pointers from the whole arrays: a `W` spans `W::BLOCKS` entries.
+            let h = W::loadu(self.h.as_ptr().cast::<u8>().add(16 * i));
+            let hx = if X == P {
+                W::loadu(self.hx.as_ptr().cast::<u8>().add(16 * i))
+            } else {
+                h.xor(h.swap_halves())
+            };
+            (h, hx)
+        }
     }
 }
 
 /// One full multiplication in GF(2¹²⁸) (twisted operand `b`).
 #[inline(always)]
 unsafe fn gf_mul(a: __m128i, b: __m128i) -> __m128i {
-    let lo = _mm_clmulepi64_si128(a, b, 0x00);
-    let hi = _mm_clmulepi64_si128(a, b, 0x11);
-    let mi = _mm_xor_si128(
-        _mm_clmulepi64_si128(a, b, 0x01),
-        _mm_clmulepi64_si128(a, b, 0x10),
-    );
-    reduce(lo, mi, hi)
+    // SAFETY: register-only intrinsics; the CPU has PCLMULQDQ (module contract).
+    unsafe {
+        let lo = _mm_clmulepi64_si128(a, b, 0x00);
+        let hi = _mm_clmulepi64_si128(a, b, 0x11);
+        let mi = _mm_xor_si128(
+            _mm_clmulepi64_si128(a, b, 0x01),
+            _mm_clmulepi64_si128(a, b, 0x10),
+        );
+        reduce(lo, mi, hi)
+    }
 }
 
 macro_rules! expand_step {
@@ -602,62 +696,71 @@ macro_rules! expand_step {
 /// The AES key schedule with AESKEYGENASSIST.
 #[inline(always)]
 unsafe fn expand_key(key: &[u8]) -> [__m128i; 15] {
-    let mut rk = [_mm_setzero_si128(); 15];
-    rk[0] = _mm_loadu_si128(key.as_ptr().cast());
-    if key.len() == 16 {
-        macro_rules! round {
-            ($i:literal, $rcon:literal) => {
-                rk[$i] = expand_step!(
-                    rk[$i - 1],
-                    _mm_aeskeygenassist_si128(rk[$i - 1], $rcon),
-                    0xff
-                );
-            };
+    // SAFETY: the CPU has AES-NI (module contract); the assert bounds the loads: 16 bytes at 0
+    // and, for a 32-byte key, 16 at 16.
+    unsafe {
+        assert!(key.len() == 16 || key.len() == 32, "AES key length");
+        let mut rk = [_mm_setzero_si128(); 15];
+        rk[0] = _mm_loadu_si128(key.as_ptr().cast());
+        if key.len() == 16 {
+            macro_rules! round {
+                ($i:literal, $rcon:literal) => {
+                    rk[$i] = expand_step!(
+                        rk[$i - 1],
+                        _mm_aeskeygenassist_si128(rk[$i - 1], $rcon),
+                        0xff
+                    );
+                };
+            }
+            round!(1, 0x01);
+            round!(2, 0x02);
+            round!(3, 0x04);
+            round!(4, 0x08);
+            round!(5, 0x10);
+            round!(6, 0x20);
+            round!(7, 0x40);
+            round!(8, 0x80);
+            round!(9, 0x1b);
+            round!(10, 0x36);
+        } else {
+            rk[1] = _mm_loadu_si128(key[16..].as_ptr().cast());
+            macro_rules! round {
+                ($i:literal, $rcon:literal) => {
+                    rk[$i] = expand_step!(
+                        rk[$i - 2],
+                        _mm_aeskeygenassist_si128(rk[$i - 1], $rcon),
+                        0xff
+                    );
+                };
+                ($i:literal, $rcon:literal, odd) => {
+                    round!($i, $rcon);
+                    rk[$i + 1] =
+                        expand_step!(rk[$i - 1], _mm_aeskeygenassist_si128(rk[$i], 0), 0xaa);
+                };
+            }
+            round!(2, 0x01, odd);
+            round!(4, 0x02, odd);
+            round!(6, 0x04, odd);
+            round!(8, 0x08, odd);
+            round!(10, 0x10, odd);
+            round!(12, 0x20, odd);
+            round!(14, 0x40);
         }
-        round!(1, 0x01);
-        round!(2, 0x02);
-        round!(3, 0x04);
-        round!(4, 0x08);
-        round!(5, 0x10);
-        round!(6, 0x20);
-        round!(7, 0x40);
-        round!(8, 0x80);
-        round!(9, 0x1b);
-        round!(10, 0x36);
-    } else {
-        assert_eq!(key.len(), 32);
-        rk[1] = _mm_loadu_si128(key[16..].as_ptr().cast());
-        macro_rules! round {
-            ($i:literal, $rcon:literal) => {
-                rk[$i] = expand_step!(
-                    rk[$i - 2],
-                    _mm_aeskeygenassist_si128(rk[$i - 1], $rcon),
-                    0xff
-                );
-            };
-            ($i:literal, $rcon:literal, odd) => {
-                round!($i, $rcon);
-                rk[$i + 1] = expand_step!(rk[$i - 1], _mm_aeskeygenassist_si128(rk[$i], 0), 0xaa);
-            };
-        }
-        round!(2, 0x01, odd);
-        round!(4, 0x02, odd);
-        round!(6, 0x04, odd);
-        round!(8, 0x08, odd);
-        round!(10, 0x10, odd);
-        round!(12, 0x20, odd);
-        round!(14, 0x40);
+        rk
     }
-    rk
 }
 
 #[inline(always)]
 unsafe fn encrypt_block(rk: &[__m128i], x: __m128i) -> __m128i {
-    let mut x = _mm_xor_si128(x, rk[0]);
-    for k in &rk[1..rk.len() - 1] {
-        x = _mm_aesenc_si128(x, *k);
+    // SAFETY: register-only AES-NI intrinsics (module contract); `rk` is indexed with bounds
+    // checks.
+    unsafe {
+        let mut x = _mm_xor_si128(x, rk[0]);
+        for k in &rk[1..rk.len() - 1] {
+            x = _mm_aesenc_si128(x, *k);
+        }
+        _mm_aesenclast_si128(x, rk[rk.len() - 1])
     }
-    _mm_aesenclast_si128(x, rk[rk.len() - 1])
 }
 
 /// `N` AES blocks side by side (xmm), for short records and tails.
@@ -672,27 +775,31 @@ unsafe fn encrypt_blocks<
     key: &KeyData<V, NR, P, X>,
     x: &mut [__m128i; N],
 ) {
-    // Each round key is loaded where it is used, through an opaque
-    // pointer: loaded up front, the AES-256 keys of a 9-block pass did not
-    // fit in the registers and were spilled (the stack-residue test).
-    macro_rules! rk {
-        ($r:expr) => {
-            load128(&core::hint::black_box(&key.rk)[$r])
-        };
-    }
-    let k0 = rk!(0);
-    for b in x.iter_mut() {
-        *b = _mm_xor_si128(*b, k0);
-    }
-    for r in 1..NR {
-        let k = rk!(r);
-        for b in x.iter_mut() {
-            *b = _mm_aesenc_si128(*b, k);
+    // SAFETY: register-only AES-NI intrinsics (module contract); round keys loaded from whole
+    // `[u8; 16]` entries.
+    unsafe {
+        // Each round key is loaded where it is used, through an opaque
+        // pointer: loaded up front, the AES-256 keys of a 9-block pass did not
+        // fit in the registers and were spilled (the stack-residue test).
+        macro_rules! rk {
+            ($r:expr) => {
+                load128(&core::hint::black_box(&key.rk)[$r])
+            };
         }
-    }
-    let k = rk!(NR);
-    for b in x.iter_mut() {
-        *b = _mm_aesenclast_si128(*b, k);
+        let k0 = rk!(0);
+        for b in x.iter_mut() {
+            *b = _mm_xor_si128(*b, k0);
+        }
+        for r in 1..NR {
+            let k = rk!(r);
+            for b in x.iter_mut() {
+                *b = _mm_aesenc_si128(*b, k);
+            }
+        }
+        let k = rk!(NR);
+        for b in x.iter_mut() {
+            *b = _mm_aesenclast_si128(*b, k);
+        }
     }
 }
 
@@ -705,33 +812,36 @@ unsafe fn keystream<V: Lanes, const NR: usize, const P: usize, const X: usize>(
     n: usize,
     out: &mut [__m128i],
 ) {
-    let mut done = 0;
-    while done < n {
-        let base = _mm_add_epi32(ctr, _mm_set_epi32(0, 0, 0, done as i32));
-        let out = &mut out[done..];
-        macro_rules! run {
-            ($n:literal) => {{
-                let mut x = [_mm_setzero_si128(); $n];
-                for (i, b) in x.iter_mut().enumerate() {
-                    *b = bswap128(_mm_add_epi32(base, _mm_set_epi32(0, 0, 0, i as i32)));
-                }
-                encrypt_blocks(key, &mut x);
-                out[..$n].copy_from_slice(&x);
-                wipe(&mut x);
-                $n
-            }};
+    // SAFETY: register-only intrinsics (module contract); `out` is sliced with bounds checks.
+    unsafe {
+        let mut done = 0;
+        while done < n {
+            let base = _mm_add_epi32(ctr, _mm_set_epi32(0, 0, 0, done as i32));
+            let out = &mut out[done..];
+            macro_rules! run {
+                ($n:literal) => {{
+                    let mut x = [_mm_setzero_si128(); $n];
+                    for (i, b) in x.iter_mut().enumerate() {
+                        *b = bswap128(_mm_add_epi32(base, _mm_set_epi32(0, 0, 0, i as i32)));
+                    }
+                    encrypt_blocks(key, &mut x);
+                    out[..$n].copy_from_slice(&x);
+                    wipe(&mut x);
+                    $n
+                }};
+            }
+            done += match n - done {
+                1 => run!(1),
+                2 => run!(2),
+                3 => run!(3),
+                4 => run!(4),
+                5 => run!(5),
+                6 => run!(6),
+                7 => run!(7),
+                8 => run!(8),
+                _ => run!(9),
+            };
         }
-        done += match n - done {
-            1 => run!(1),
-            2 => run!(2),
-            3 => run!(3),
-            4 => run!(4),
-            5 => run!(5),
-            6 => run!(6),
-            7 => run!(7),
-            8 => run!(8),
-            _ => run!(9),
-        };
     }
 }
 
@@ -752,23 +862,27 @@ unsafe fn encrypt_blocks_plus<
     rk2: &[[u8; 16]; 15],
     y: &mut __m128i,
 ) {
-    let k0 = load128(&key.rk[0]);
-    for b in x.iter_mut() {
-        *b = _mm_xor_si128(*b, k0);
-    }
-    *y = _mm_xor_si128(*y, load128(&rk2[0]));
-    for r in 1..NR {
-        let k = load128(&key.rk[r]);
+    // SAFETY: register-only AES-NI intrinsics (module contract); round keys loaded from whole
+    // `[u8; 16]` entries.
+    unsafe {
+        let k0 = load128(&key.rk[0]);
         for b in x.iter_mut() {
-            *b = _mm_aesenc_si128(*b, k);
+            *b = _mm_xor_si128(*b, k0);
         }
-        *y = _mm_aesenc_si128(*y, load128(&rk2[r]));
+        *y = _mm_xor_si128(*y, load128(&rk2[0]));
+        for r in 1..NR {
+            let k = load128(&key.rk[r]);
+            for b in x.iter_mut() {
+                *b = _mm_aesenc_si128(*b, k);
+            }
+            *y = _mm_aesenc_si128(*y, load128(&rk2[r]));
+        }
+        let k = load128(&key.rk[NR]);
+        for b in x.iter_mut() {
+            *b = _mm_aesenclast_si128(*b, k);
+        }
+        *y = _mm_aesenclast_si128(*y, load128(&rk2[NR]));
     }
-    let k = load128(&key.rk[NR]);
-    for b in x.iter_mut() {
-        *b = _mm_aesenclast_si128(*b, k);
-    }
-    *y = _mm_aesenclast_si128(*y, load128(&rk2[NR]));
 }
 
 /// `keystream` for `n ≥ 1` blocks, with `y` encrypted under `rk2` in the
@@ -782,33 +896,36 @@ unsafe fn keystream_plus<V: Lanes, const NR: usize, const P: usize, const X: usi
     rk2: &[[u8; 16]; 15],
     y: &mut __m128i,
 ) {
-    debug_assert!(n >= 1);
-    let first = n.min(9);
-    macro_rules! run {
-        ($n:literal) => {{
-            let mut x = [_mm_setzero_si128(); $n];
-            for (i, b) in x.iter_mut().enumerate() {
-                *b = bswap128(_mm_add_epi32(ctr, _mm_set_epi32(0, 0, 0, i as i32)));
-            }
-            encrypt_blocks_plus(key, &mut x, rk2, y);
-            out[..$n].copy_from_slice(&x);
-            wipe(&mut x);
-        }};
-    }
-    match first {
-        1 => run!(1),
-        2 => run!(2),
-        3 => run!(3),
-        4 => run!(4),
-        5 => run!(5),
-        6 => run!(6),
-        7 => run!(7),
-        8 => run!(8),
-        _ => run!(9),
-    }
-    if n > first {
-        let rest = _mm_add_epi32(ctr, _mm_set_epi32(0, 0, 0, first as i32));
-        keystream(key, rest, n - first, &mut out[first..]);
+    // SAFETY: register-only intrinsics (module contract); `out` is sliced with bounds checks.
+    unsafe {
+        debug_assert!(n >= 1);
+        let first = n.min(9);
+        macro_rules! run {
+            ($n:literal) => {{
+                let mut x = [_mm_setzero_si128(); $n];
+                for (i, b) in x.iter_mut().enumerate() {
+                    *b = bswap128(_mm_add_epi32(ctr, _mm_set_epi32(0, 0, 0, i as i32)));
+                }
+                encrypt_blocks_plus(key, &mut x, rk2, y);
+                out[..$n].copy_from_slice(&x);
+                wipe(&mut x);
+            }};
+        }
+        match first {
+            1 => run!(1),
+            2 => run!(2),
+            3 => run!(3),
+            4 => run!(4),
+            5 => run!(5),
+            6 => run!(6),
+            7 => run!(7),
+            8 => run!(8),
+            _ => run!(9),
+        }
+        if n > first {
+            let rest = _mm_add_epi32(ctr, _mm_set_epi32(0, 0, 0, first as i32));
+            keystream(key, rest, n - first, &mut out[first..]);
+        }
     }
 }
 
@@ -820,17 +937,20 @@ unsafe fn ghash_blocks<V: Lanes, const NR: usize, const P: usize, const X: usize
     mut acc: __m128i,
     blocks: &[__m128i],
 ) -> __m128i {
-    for run in blocks.chunks(P) {
-        let m = run.len();
-        let mut sum = Acc::<__m128i>::new();
-        for (i, &b) in run.iter().enumerate() {
-            let d = if i == 0 { _mm_xor_si128(b, acc) } else { b };
-            let (h, hx) = key.power::<__m128i>(m - i);
-            sum.mul_add(d, h, hx);
+    // SAFETY: the CPU has PCLMULQDQ (module contract); `power(m - i)` with `1 <= m - i <= P`.
+    unsafe {
+        for run in blocks.chunks(P) {
+            let m = run.len();
+            let mut sum = Acc::<__m128i>::new();
+            for (i, &b) in run.iter().enumerate() {
+                let d = if i == 0 { _mm_xor_si128(b, acc) } else { b };
+                let (h, hx) = key.power::<__m128i>(m - i);
+                sum.mul_add(d, h, hx);
+            }
+            acc = sum.finish();
         }
-        acc = sum.finish();
+        acc
     }
-    acc
 }
 
 /// GHASH of arbitrary bytes (zero-padded to whole blocks).
@@ -840,15 +960,19 @@ unsafe fn ghash_bytes<V: Lanes, const NR: usize, const P: usize, const X: usize>
     mut acc: __m128i,
     data: &[u8],
 ) -> __m128i {
-    for chunk in data.chunks(16 * 16) {
-        let mut blocks = [_mm_setzero_si128(); 16];
-        let n = chunk.len().div_ceil(16);
-        for (b, bytes) in blocks.iter_mut().zip(chunk.chunks(16)) {
-            *b = bswap128(load_partial(bytes));
+    // SAFETY: the CPU has PCLMULQDQ and SSSE3 (module contract); `load_partial` bounds its own
+    // loads.
+    unsafe {
+        for chunk in data.chunks(16 * 16) {
+            let mut blocks = [_mm_setzero_si128(); 16];
+            let n = chunk.len().div_ceil(16);
+            for (b, bytes) in blocks.iter_mut().zip(chunk.chunks(16)) {
+                *b = bswap128(load_partial(bytes));
+            }
+            acc = ghash_blocks(key, acc, &blocks[..n]);
         }
-        acc = ghash_blocks(key, acc, &blocks[..n]);
+        acc
     }
-    acc
 }
 
 /// Up to 16 bytes, zero-padded. Partial blocks move in 8-, 4-, 2- and
@@ -857,22 +981,28 @@ unsafe fn ghash_bytes<V: Lanes, const NR: usize, const P: usize, const X: usize>
 /// keystream block was spilled around it and left on the stack).
 #[inline(always)]
 unsafe fn load_partial(bytes: &[u8]) -> __m128i {
-    if bytes.len() >= 16 {
-        return _mm_loadu_si128(bytes.as_ptr().cast());
+    // SAFETY: the 16-byte load runs only when `bytes` has at least 16 bytes.
+    unsafe {
+        if bytes.len() >= 16 {
+            return _mm_loadu_si128(bytes.as_ptr().cast());
+        }
+        let v = read_le(bytes);
+        _mm_set_epi64x((v >> 64) as i64, v as i64)
     }
-    let v = read_le(bytes);
-    _mm_set_epi64x((v >> 64) as i64, v as i64)
 }
 
 /// Writes the first `dst.len()` (at most 16) bytes of `x` to `dst`.
 #[inline(always)]
 unsafe fn store_partial(x: __m128i, dst: &mut [u8]) {
-    if dst.len() >= 16 {
-        return _mm_storeu_si128(dst.as_mut_ptr().cast(), x);
+    // SAFETY: the 16-byte store runs only when `dst` has at least 16 bytes.
+    unsafe {
+        if dst.len() >= 16 {
+            return _mm_storeu_si128(dst.as_mut_ptr().cast(), x);
+        }
+        let lo = _mm_cvtsi128_si64(x) as u64;
+        let hi = _mm_cvtsi128_si64(_mm_unpackhi_epi64(x, x)) as u64;
+        write_le(u128::from(lo) | (u128::from(hi) << 64), dst);
     }
-    let lo = _mm_cvtsi128_si64(x) as u64;
-    let hi = _mm_cvtsi128_si64(_mm_unpackhi_epi64(x, x)) as u64;
-    write_le(u128::from(lo) | (u128::from(hi) << 64), dst);
 }
 
 /// `bytes` (under 16) as a little-endian number, read in power-of-two
@@ -922,16 +1052,20 @@ fn write_le(v: u128, dst: &mut [u8]) {
 /// The GHASH length block, byte-reflected.
 #[inline(always)]
 unsafe fn lengths_block(aad_len: usize, text_len: usize) -> __m128i {
-    _mm_set_epi64x((aad_len as u64 * 8) as i64, (text_len as u64 * 8) as i64)
+    // SAFETY: register-only intrinsic (SSE2, baseline).
+    unsafe { _mm_set_epi64x((aad_len as u64 * 8) as i64, (text_len as u64 * 8) as i64) }
 }
 
 /// J0 = nonce ‖ 1, little-endian view (counter in the low dword).
 #[inline(always)]
 unsafe fn j0(nonce: &[u8; NONCE_LEN]) -> __m128i {
-    let mut block = [0u8; 16];
-    block[..12].copy_from_slice(nonce);
-    block[15] = 1;
-    bswap128(_mm_loadu_si128(block.as_ptr().cast()))
+    // SAFETY: a 16-byte load from the 16-byte `block`; SSSE3 for the shuffle (module contract).
+    unsafe {
+        let mut block = [0u8; 16];
+        block[..12].copy_from_slice(nonce);
+        block[15] = 1;
+        bswap128(_mm_loadu_si128(block.as_ptr().cast()))
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -952,107 +1086,115 @@ unsafe fn crypt<V: Lanes, const NR: usize, const P: usize, const X: usize, const
     dir: Direction,
     extra: Option<Extra<'_>>,
 ) -> ([u8; TAG_LEN], [u8; 16]) {
-    assert!(src.len() <= buf.len(), "prefix longer than the buffer");
-    assert!((buf.len() as u64) <= (1 << 36) - 32, "GCM message too long");
-    let n = buf.len();
-    let mut extra_out = [0u8; 16];
-    let mut extra_done = false;
-    // Whole batches to `main_end`, then one half batch if that much is
-    // left, then the tail (less than half a batch).
-    let batch_bytes = V::BATCH * 16;
-    let main_end = n - n % batch_bytes;
-    let half = n - main_end >= batch_bytes / 2;
-    let tail_start = main_end + if half { batch_bytes / 2 } else { 0 };
-    let (acc, ek0) = if n < SHORT && aad.len() <= 64 {
-        // Short record: E(J0) and every keystream block in one AES pass,
-        // then AAD, ciphertext and lengths in one GHASH reduction.
-        let mut ks = [_mm_setzero_si128(); 9];
-        let mut ghash_in = [_mm_setzero_si128(); 13];
-        let blocks = n.div_ceil(16);
-        keystream(key, j0, blocks + 1, &mut ks);
-        let mut m = 0;
-        for chunk in aad.chunks(16) {
-            ghash_in[m] = bswap128(load_partial(chunk));
-            m += 1;
-        }
-        buf[..src.len()].copy_from_slice(src);
-        m += crypt_tail(&ks[1..], buf, dir, &mut ghash_in[m..]);
-        ghash_in[m] = lengths_block(aad.len(), n);
-        let acc = ghash_blocks(key, _mm_setzero_si128(), &ghash_in[..=m]);
-        (acc, take_and_wipe(&mut ks, 0))
-    } else {
-        // The tail is under half a batch: at most 16 blocks, plus lengths.
-        // The tail's keystream (at most 16 blocks), then E(K, J0).
-        let mut ks = [_mm_setzero_si128(); 17];
-        let mut ghash_in = [_mm_setzero_si128(); 17];
-        // E(K, J0) and the tail read the round keys through an opaque
-        // pointer each, and E(K, J0) waits in `ks`, read back at the end:
-        // held in registers across the batches, the round keys and E(K, J0)
-        // were spilled and left on the stack (the stack-residue test).
-        keystream(core::hint::black_box(key), j0, 1, &mut ks[16..]);
-        let mut acc = ghash_bytes(key, _mm_setzero_si128(), aad);
-        // Batches come from `src` up to `from_src` (a batch boundary), then
-        // from `buf`.
-        let from_src = if src.len() >= tail_start {
-            tail_start
-        } else if src.len() >= main_end {
-            main_end
+    // SAFETY: the CPU has the module's features and `V`'s (this fn's contract). Every raw
+    // pointer derives from `src` or `buf` as a whole: the batches cover `[0, tail_start)` with
+    // `tail_start <= n`, reading `src` only below `from_src <= src.len()` (a batch boundary or
+    // `tail_start`, so no batch straddles it); the extra block is loaded at `e.at` only when
+    // `e.at + 16 <= tail_start`; every other load or store is on a whole local array or goes
+    // through `load_partial`/`store_partial`.
+    unsafe {
+        assert!(src.len() <= buf.len(), "prefix longer than the buffer");
+        assert!((buf.len() as u64) <= (1 << 36) - 32, "GCM message too long");
+        let n = buf.len();
+        let mut extra_out = [0u8; 16];
+        let mut extra_done = false;
+        // Whole batches to `main_end`, then one half batch if that much is
+        // left, then the tail (less than half a batch).
+        let batch_bytes = V::BATCH * 16;
+        let main_end = n - n % batch_bytes;
+        let half = n - main_end >= batch_bytes / 2;
+        let tail_start = main_end + if half { batch_bytes / 2 } else { 0 };
+        let (acc, ek0) = if n < SHORT && aad.len() <= 64 {
+            // Short record: E(J0) and every keystream block in one AES pass,
+            // then AAD, ciphertext and lengths in one GHASH reduction.
+            let mut ks = [_mm_setzero_si128(); 9];
+            let mut ghash_in = [_mm_setzero_si128(); 13];
+            let blocks = n.div_ceil(16);
+            keystream(key, j0, blocks + 1, &mut ks);
+            let mut m = 0;
+            for chunk in aad.chunks(16) {
+                ghash_in[m] = bswap128(load_partial(chunk));
+                m += 1;
+            }
+            buf[..src.len()].copy_from_slice(src);
+            m += crypt_tail(&ks[1..], buf, dir, &mut ghash_in[m..]);
+            ghash_in[m] = lengths_block(aad.len(), n);
+            let acc = ghash_blocks(key, _mm_setzero_si128(), &ghash_in[..=m]);
+            (acc, take_and_wipe(&mut ks, 0))
         } else {
-            src.len() - src.len() % batch_bytes
+            // The tail is under half a batch: at most 16 blocks, plus lengths.
+            // The tail's keystream (at most 16 blocks), then E(K, J0).
+            let mut ks = [_mm_setzero_si128(); 17];
+            let mut ghash_in = [_mm_setzero_si128(); 17];
+            // E(K, J0) and the tail read the round keys through an opaque
+            // pointer each, and E(K, J0) waits in `ks`, read back at the end:
+            // held in registers across the batches, the round keys and E(K, J0)
+            // were spilled and left on the stack (the stack-residue test).
+            keystream(core::hint::black_box(key), j0, 1, &mut ks[16..]);
+            let mut acc = ghash_bytes(key, _mm_setzero_si128(), aad);
+            // Batches come from `src` up to `from_src` (a batch boundary), then
+            // from `buf`.
+            let from_src = if src.len() >= tail_start {
+                tail_start
+            } else if src.len() >= main_end {
+                main_end
+            } else {
+                src.len() - src.len() % batch_bytes
+            };
+            buf[from_src..src.len()].copy_from_slice(&src[from_src..]);
+            let ctr = _mm_add_epi32(j0, _mm_set_epi32(0, 0, 0, 1));
+            let (ctr, acc_main) = match dir {
+                Direction::Seal => seal_batches(
+                    key,
+                    ctr,
+                    acc,
+                    src.as_ptr(),
+                    from_src,
+                    buf.as_mut_ptr(),
+                    main_end,
+                    half,
+                ),
+                Direction::Open => open_batches(key, ctr, acc, buf.as_mut_ptr(), main_end, half),
+            };
+            acc = acc_main;
+            let tail_blocks = (n - tail_start).div_ceil(16);
+            let key = core::hint::black_box(key);
+            match extra {
+                // The extra block's input is ciphertext the batches already
+                // wrote: it rides in the tail's AES pass.
+                Some(e) if EXTRA && tail_blocks > 0 && e.at + 16 <= tail_start => {
+                    let mut y = _mm_loadu_si128(buf.as_ptr().add(e.at).cast());
+                    keystream_plus(key, ctr, tail_blocks, &mut ks, e.rk, &mut y);
+                    _mm_storeu_si128(extra_out.as_mut_ptr().cast(), y);
+                    extra_done = true;
+                }
+                _ => keystream(key, ctr, tail_blocks, &mut ks),
+            }
+            let tail = &mut buf[tail_start..];
+            let m = crypt_tail(&ks, tail, dir, &mut ghash_in);
+            ghash_in[m] = lengths_block(aad.len(), n);
+            let acc = ghash_blocks(key, acc, &ghash_in[..=m]);
+            (acc, take_and_wipe(&mut ks, 16))
         };
-        buf[from_src..src.len()].copy_from_slice(&src[from_src..]);
-        let ctr = _mm_add_epi32(j0, _mm_set_epi32(0, 0, 0, 1));
-        let (ctr, acc_main) = match dir {
-            Direction::Seal => seal_batches(
-                key,
-                ctr,
-                acc,
-                src.as_ptr(),
-                from_src,
-                buf.as_mut_ptr(),
-                main_end,
-                half,
-            ),
-            Direction::Open => open_batches(key, ctr, acc, buf.as_mut_ptr(), main_end, half),
-        };
-        acc = acc_main;
-        let tail_blocks = (n - tail_start).div_ceil(16);
-        let key = core::hint::black_box(key);
-        match extra {
-            // The extra block's input is ciphertext the batches already
-            // wrote: it rides in the tail's AES pass.
-            Some(e) if EXTRA && tail_blocks > 0 && e.at + 16 <= tail_start => {
-                let mut y = _mm_loadu_si128(buf.as_ptr().add(e.at).cast());
-                keystream_plus(key, ctr, tail_blocks, &mut ks, e.rk, &mut y);
+        let mut tag = [0u8; TAG_LEN];
+        _mm_storeu_si128(tag.as_mut_ptr().cast(), _mm_xor_si128(bswap128(acc), ek0));
+        if let Some(e) = extra {
+            if EXTRA && !extra_done {
+                // The input reaches into the tag, or no AES pass was left to
+                // share: one block of its own, after the tag.
+                let mut input = [0u8; 16];
+                for (i, b) in input.iter_mut().enumerate() {
+                    let j = e.at + i;
+                    *b = if j < n { buf[j] } else { tag[j - n] };
+                }
+                let mut rk2 = load_round_keys(e.rk);
+                let y = encrypt_block(&rk2[..=NR], _mm_loadu_si128(input.as_ptr().cast()));
+                wipe(&mut rk2);
                 _mm_storeu_si128(extra_out.as_mut_ptr().cast(), y);
-                extra_done = true;
             }
-            _ => keystream(key, ctr, tail_blocks, &mut ks),
         }
-        let tail = &mut buf[tail_start..];
-        let m = crypt_tail(&ks, tail, dir, &mut ghash_in);
-        ghash_in[m] = lengths_block(aad.len(), n);
-        let acc = ghash_blocks(key, acc, &ghash_in[..=m]);
-        (acc, take_and_wipe(&mut ks, 16))
-    };
-    let mut tag = [0u8; TAG_LEN];
-    _mm_storeu_si128(tag.as_mut_ptr().cast(), _mm_xor_si128(bswap128(acc), ek0));
-    if let Some(e) = extra {
-        if EXTRA && !extra_done {
-            // The input reaches into the tag, or no AES pass was left to
-            // share: one block of its own, after the tag.
-            let mut input = [0u8; 16];
-            for (i, b) in input.iter_mut().enumerate() {
-                let j = e.at + i;
-                *b = if j < n { buf[j] } else { tag[j - n] };
-            }
-            let mut rk2 = load_round_keys(e.rk);
-            let y = encrypt_block(&rk2[..=NR], _mm_loadu_si128(input.as_ptr().cast()));
-            wipe(&mut rk2);
-            _mm_storeu_si128(extra_out.as_mut_ptr().cast(), y);
-        }
+        (tag, extra_out)
     }
-    (tag, extra_out)
 }
 
 /// A block to encrypt under other AES round keys (with the same round
@@ -1066,11 +1208,14 @@ pub(super) struct Extra<'a> {
 
 #[inline(always)]
 unsafe fn load_round_keys(rk: &[[u8; 16]; 15]) -> [__m128i; 15] {
-    let mut out = [_mm_setzero_si128(); 15];
-    for (o, k) in out.iter_mut().zip(rk) {
-        *o = load128(k);
+    // SAFETY: each load reads one whole `[u8; 16]` round key (SSE2).
+    unsafe {
+        let mut out = [_mm_setzero_si128(); 15];
+        for (o, k) in out.iter_mut().zip(rk) {
+            *o = load128(k);
+        }
+        out
     }
-    out
 }
 
 /// XORs keystream into `data` (at most 16 blocks) and collects the ciphertext
@@ -1082,27 +1227,36 @@ unsafe fn crypt_tail(
     dir: Direction,
     ghash_in: &mut [__m128i],
 ) -> usize {
-    let mut m = 0;
-    for (chunk, &k) in data.chunks_mut(16).zip(ks) {
-        let input = load_partial(chunk);
-        let output = _mm_xor_si128(input, k);
-        store_partial(output, chunk);
-        // Hash the ciphertext: the output when sealing, the input when opening.
-        let ct = if dir == Direction::Seal {
-            load_partial(chunk)
-        } else {
-            input
-        };
-        ghash_in[m] = bswap128(ct);
-        m += 1;
+    // SAFETY: register-only intrinsics (module contract); partial loads and stores are bounded
+    // by each chunk's length.
+    unsafe {
+        let mut m = 0;
+        for (chunk, &k) in data.chunks_mut(16).zip(ks) {
+            let input = load_partial(chunk);
+            let output = _mm_xor_si128(input, k);
+            store_partial(output, chunk);
+            // Hash the ciphertext: the output when sealing, the input when opening.
+            let ct = if dir == Direction::Seal {
+                load_partial(chunk)
+            } else {
+                input
+            };
+            ghash_in[m] = bswap128(ct);
+            m += 1;
+        }
+        m
     }
-    m
 }
 
 /// Runs `regs` registers of counter blocks through AES and XORs the
 /// keystream with `input`. Between the rounds it GHASHes `hash`, a batch of
 /// `hash.1` registers (sealing: the previous batch's ciphertext; opening:
 /// this batch's), with `acc` folded in, and returns the new GHASH value.
+///
+/// # Safety
+/// The CPU has the module's and `V`'s features; `input` and `output` are
+/// valid for `regs * V::BLOCKS * 16` bytes (they may be equal), and so is
+/// the hashed batch, `hash.0`, for `hash.1` registers; `regs <= MAX_REGS`.
 #[inline(always)]
 unsafe fn batch<V: Lanes, const NR: usize, const P: usize, const X: usize, const OPEN: bool>(
     key: &KeyData<V, NR, P, X>,
@@ -1113,56 +1267,66 @@ unsafe fn batch<V: Lanes, const NR: usize, const P: usize, const X: usize, const
     hash: Option<(*const u8, usize)>,
     acc: __m128i,
 ) -> __m128i {
-    // An open reads round keys and hash powers from the key in every batch:
-    // hoisted out of its batch loop they did not fit in the registers and
-    // were spilled (measured on xmm: a third of the loop was stack traffic;
-    // a seal measured faster without this).
-    let key = core::hint::black_box(key);
-    let mut x = [V::zero(); MAX_REGS];
-    let k0 = V::broadcast(key.rk[0].as_ptr());
-    for (j, xj) in x.iter_mut().enumerate().take(regs) {
-        *xj = ctr.add_ctr((j * V::BLOCKS) as i32).bswap().xor(k0);
-    }
-    let mut sum = Acc::<V>::new();
-    for r in 1..NR {
-        // Loaded where used (an opaque pointer per round): loaded early,
-        // the first round keys were spilled and left on the stack.
-        let k = V::broadcast(core::hint::black_box(&key.rk)[r].as_ptr());
-        for xj in x.iter_mut().take(regs) {
-            *xj = xj.aesenc(k);
+    // SAFETY: the CPU has the module's and `V`'s features, and `input`, `output` and the hashed
+    // batch are valid for `regs * V::BLOCKS * 16` bytes (this fn's contract): every offset
+    // below is `j * V::BLOCKS * 16` for `j < regs`. Round keys are whole 16-byte entries of
+    // `key.rk`.
+    unsafe {
+        // An open reads round keys and hash powers from the key in every batch:
+        // hoisted out of its batch loop they did not fit in the registers and
+        // were spilled (measured on xmm: a third of the loop was stack traffic;
+        // a seal measured faster without this).
+        let key = core::hint::black_box(key);
+        let mut x = [V::zero(); MAX_REGS];
+        let k0 = V::broadcast(key.rk[0].as_ptr());
+        for (j, xj) in x.iter_mut().enumerate().take(regs) {
+            *xj = ctr.add_ctr((j * V::BLOCKS) as i32).bswap().xor(k0);
         }
-        // One hash step per round, last register first, so the running
-        // value `acc` joins last.
-        if let Some((h, hash_regs)) = hash {
-            if r <= hash_regs {
-                ghash_step(key, &mut sum, h, hash_regs - r, hash_regs, acc);
+        let mut sum = Acc::<V>::new();
+        for r in 1..NR {
+            // Loaded where used (an opaque pointer per round): loaded early,
+            // the first round keys were spilled and left on the stack.
+            let k = V::broadcast(core::hint::black_box(&key.rk)[r].as_ptr());
+            for xj in x.iter_mut().take(regs) {
+                *xj = xj.aesenc(k);
+            }
+            // One hash step per round, last register first, so the running
+            // value `acc` joins last.
+            if let Some((h, hash_regs)) = hash {
+                if r <= hash_regs {
+                    ghash_step(key, &mut sum, h, hash_regs - r, hash_regs, acc);
+                }
             }
         }
-    }
-    if let Some((h, hash_regs)) = hash {
-        for j in NR..=hash_regs {
-            ghash_step(key, &mut sum, h, hash_regs - j, hash_regs, acc);
+        if let Some((h, hash_regs)) = hash {
+            for j in NR..=hash_regs {
+                ghash_step(key, &mut sum, h, hash_regs - j, hash_regs, acc);
+            }
         }
-    }
-    let klast = V::broadcast(key.rk[NR].as_ptr());
-    // An open hashes the same bytes it decrypts here. Reloading them, rather
-    // than keeping the values loaded for the hash alive through the rounds,
-    // leaves the registers to the AES state (measured: the xmm open spilled).
-    let input = core::hint::black_box(input);
-    for (j, xj) in x.iter().enumerate().take(regs) {
-        let off = j * V::BLOCKS * 16;
-        xj.aesenclast(klast.xor(V::loadu(input.add(off))))
-            .storeu(output.add(off));
-    }
-    if hash.is_some() {
-        sum.finish()
-    } else {
-        acc
+        let klast = V::broadcast(key.rk[NR].as_ptr());
+        // An open hashes the same bytes it decrypts here. Reloading them, rather
+        // than keeping the values loaded for the hash alive through the rounds,
+        // leaves the registers to the AES state (measured: the xmm open spilled).
+        let input = core::hint::black_box(input);
+        for (j, xj) in x.iter().enumerate().take(regs) {
+            let off = j * V::BLOCKS * 16;
+            xj.aesenclast(klast.xor(V::loadu(input.add(off))))
+                .storeu(output.add(off));
+        }
+        if hash.is_some() {
+            sum.finish()
+        } else {
+            acc
+        }
     }
 }
 
 /// One GHASH step of a batch of `regs` registers at `h`: register `j`
 /// (with `acc` folded into the first block) times its key powers.
+///
+/// # Safety
+/// The CPU has the module's and `V`'s features; `h` is valid for reads of
+/// `regs * V::BLOCKS * 16` bytes and `j < regs`.
 #[inline(always)]
 unsafe fn ghash_step<V: Lanes, const NR: usize, const P: usize, const X: usize>(
     key: &KeyData<V, NR, P, X>,
@@ -1172,12 +1336,17 @@ unsafe fn ghash_step<V: Lanes, const NR: usize, const P: usize, const X: usize>(
     regs: usize,
     acc: __m128i,
 ) {
-    let mut d = V::loadu(h.add(j * V::BLOCKS * 16)).bswap();
-    if j == 0 {
-        d = d.xor(V::from_first(acc));
+    // SAFETY: `h` is valid for `regs * V::BLOCKS * 16` bytes and `j < regs` (this fn's
+    // contract), so the load at `j * V::BLOCKS * 16` is in bounds; `power` asserts its
+    // exponent, `(regs - j) * V::BLOCKS <= V::BATCH <= P`.
+    unsafe {
+        let mut d = V::loadu(h.add(j * V::BLOCKS * 16)).bswap();
+        if j == 0 {
+            d = d.xor(V::from_first(acc));
+        }
+        let (p, px) = key.power::<V>((regs - j) * V::BLOCKS);
+        sum.mul_add(d, p, px);
     }
-    let (p, px) = key.power::<V>((regs - j) * V::BLOCKS);
-    sum.mul_add(d, p, px);
 }
 
 /// Where a seal or open is within the batches.
@@ -1188,6 +1357,11 @@ struct Cursor<V> {
 }
 
 /// Seals one batch of `regs` registers at `cur.off`, hashing `prev`.
+///
+/// # Safety
+/// The CPU has the module's and `V`'s features; `input` and
+/// `buf + cur.off` are valid for the batch's `regs * V::BLOCKS * 16` bytes,
+/// and `prev`, if any, for the previous batch's.
 #[inline(always)]
 unsafe fn seal_one<V: Lanes, const NR: usize, const P: usize, const X: usize>(
     key: &KeyData<V, NR, P, X>,
@@ -1197,17 +1371,27 @@ unsafe fn seal_one<V: Lanes, const NR: usize, const P: usize, const X: usize>(
     buf: *mut u8,
     prev: &mut Option<(*const u8, usize)>,
 ) {
-    let out = buf.add(cur.off);
-    cur.acc = batch::<_, NR, P, X, false>(key, cur.ctr, input, out, regs, *prev, cur.acc);
-    cur.ctr = cur.ctr.add_ctr((regs * V::BLOCKS) as i32);
-    *prev = Some((out, regs));
-    cur.off += regs * V::BLOCKS * 16;
+    // SAFETY: `buf + cur.off` and `input` are valid for the batch's `regs * V::BLOCKS * 16`
+    // bytes (this fn's contract), as `batch` needs; `prev` is the previous batch, already
+    // written.
+    unsafe {
+        let out = buf.add(cur.off);
+        cur.acc = batch::<_, NR, P, X, false>(key, cur.ctr, input, out, regs, *prev, cur.acc);
+        cur.ctr = cur.ctr.add_ctr((regs * V::BLOCKS) as i32);
+        *prev = Some((out, regs));
+        cur.off += regs * V::BLOCKS * 16;
+    }
 }
 
 /// Seals `[0, end)`: whole batches, then a half batch if `half`. Input
 /// comes from `src` for batches ending at or below `from_src`, from `buf`
 /// above. GHASH runs one batch behind AES. Returns the next counter and the
 /// GHASH state.
+///
+/// # Safety
+/// The CPU has the module's and `V`'s features; `buf` is valid for writes
+/// of `end` bytes, plus half a batch if `half`; `src` for reads of
+/// `from_src` bytes, a batch boundary (or the end of the half batch).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 unsafe fn seal_batches<V: Lanes, const NR: usize, const P: usize, const X: usize>(
@@ -1220,42 +1404,52 @@ unsafe fn seal_batches<V: Lanes, const NR: usize, const P: usize, const X: usize
     end: usize,
     half: bool,
 ) -> (__m128i, __m128i) {
-    let mut cur = Cursor {
-        ctr: V::counters(ctr),
-        acc,
-        off: 0,
-    };
-    let mut prev = None;
-    // Batch boundaries only: a batch is wholly below `from_src` or above it.
-    let from = |off: usize| {
-        if off < from_src {
-            src.add(off)
-        } else {
-            buf.add(off) as *const u8
+    // SAFETY: `src` is valid below `from_src` and `buf` below `end` plus a half batch if `half`
+    // (this fn's contract); each batch starts at a batch boundary and lies wholly below
+    // `from_src` or wholly at or above it, so the pointer `from` picks is valid for the whole
+    // batch.
+    unsafe {
+        let mut cur = Cursor {
+            ctr: V::counters(ctr),
+            acc,
+            off: 0,
+        };
+        let mut prev = None;
+        // Batch boundaries only: a batch is wholly below `from_src` or above it.
+        let from = |off: usize| {
+            if off < from_src {
+                src.add(off)
+            } else {
+                buf.add(off) as *const u8
+            }
+        };
+        while cur.off < end {
+            let input = from(cur.off);
+            seal_one(key, &mut cur, V::REGS, input, buf, &mut prev);
         }
-    };
-    while cur.off < end {
-        let input = from(cur.off);
-        seal_one(key, &mut cur, V::REGS, input, buf, &mut prev);
-    }
-    if half {
-        let input = from(cur.off);
-        seal_one(key, &mut cur, V::REGS / 2, input, buf, &mut prev);
-    }
-    if let Some((last, regs)) = prev {
-        let mut sum = Acc::<V>::new();
-        for j in 0..regs {
-            ghash_step(key, &mut sum, last, j, regs, cur.acc);
+        if half {
+            let input = from(cur.off);
+            seal_one(key, &mut cur, V::REGS / 2, input, buf, &mut prev);
         }
-        cur.acc = sum.finish();
+        if let Some((last, regs)) = prev {
+            let mut sum = Acc::<V>::new();
+            for j in 0..regs {
+                ghash_step(key, &mut sum, last, j, regs, cur.acc);
+            }
+            cur.acc = sum.finish();
+        }
+        (
+            _mm_add_epi32(ctr, _mm_set_epi32(0, 0, 0, (cur.off / 16) as i32)),
+            cur.acc,
+        )
     }
-    (
-        _mm_add_epi32(ctr, _mm_set_epi32(0, 0, 0, (cur.off / 16) as i32)),
-        cur.acc,
-    )
 }
 
 /// Opens one batch of `regs` registers at `cur.off` in place.
+///
+/// # Safety
+/// The CPU has the module's and `V`'s features; `buf + cur.off` is valid
+/// for the batch's `regs * V::BLOCKS * 16` bytes.
 #[inline(always)]
 unsafe fn open_one<V: Lanes, const NR: usize, const P: usize, const X: usize>(
     key: &KeyData<V, NR, P, X>,
@@ -1263,14 +1457,22 @@ unsafe fn open_one<V: Lanes, const NR: usize, const P: usize, const X: usize>(
     regs: usize,
     buf: *mut u8,
 ) {
-    let p = buf.add(cur.off);
-    cur.acc = batch::<_, NR, P, X, true>(key, cur.ctr, p, p, regs, Some((p, regs)), cur.acc);
-    cur.ctr = cur.ctr.add_ctr((regs * V::BLOCKS) as i32);
-    cur.off += regs * V::BLOCKS * 16;
+    // SAFETY: `buf + cur.off` is valid for the batch's `regs * V::BLOCKS * 16` bytes (this fn's
+    // contract).
+    unsafe {
+        let p = buf.add(cur.off);
+        cur.acc = batch::<_, NR, P, X, true>(key, cur.ctr, p, p, regs, Some((p, regs)), cur.acc);
+        cur.ctr = cur.ctr.add_ctr((regs * V::BLOCKS) as i32);
+        cur.off += regs * V::BLOCKS * 16;
+    }
 }
 
 /// Opens `[0, end)` (whole batches, then a half batch if `half`) of `buf` in
 /// place, hashing each batch's ciphertext while it is decrypted.
+///
+/// # Safety
+/// The CPU has the module's and `V`'s features; `buf` is valid for `end`
+/// bytes, plus half a batch if `half`.
 #[inline(always)]
 unsafe fn open_batches<V: Lanes, const NR: usize, const P: usize, const X: usize>(
     key: &KeyData<V, NR, P, X>,
@@ -1280,21 +1482,25 @@ unsafe fn open_batches<V: Lanes, const NR: usize, const P: usize, const X: usize
     end: usize,
     half: bool,
 ) -> (__m128i, __m128i) {
-    let mut cur = Cursor {
-        ctr: V::counters(ctr),
-        acc,
-        off: 0,
-    };
-    while cur.off < end {
-        open_one(key, &mut cur, V::REGS, buf);
+    // SAFETY: `buf` is valid for `end` bytes plus a half batch if `half` (this fn's contract),
+    // the batches `open_one` visits.
+    unsafe {
+        let mut cur = Cursor {
+            ctr: V::counters(ctr),
+            acc,
+            off: 0,
+        };
+        while cur.off < end {
+            open_one(key, &mut cur, V::REGS, buf);
+        }
+        if half {
+            open_one(key, &mut cur, V::REGS / 2, buf);
+        }
+        (
+            _mm_add_epi32(ctr, _mm_set_epi32(0, 0, 0, (cur.off / 16) as i32)),
+            cur.acc,
+        )
     }
-    if half {
-        open_one(key, &mut cur, V::REGS / 2, buf);
-    }
-    (
-        _mm_add_epi32(ctr, _mm_set_epi32(0, 0, 0, (cur.off / 16) as i32)),
-        cur.acc,
-    )
 }
 
 /// Seal with lane type `V` and `NR` AES rounds.
@@ -1306,7 +1512,11 @@ pub(super) unsafe fn seal<V: Lanes, const NR: usize, const P: usize, const X: us
     src: &[u8],
     buf: &mut [u8],
 ) -> [u8; TAG_LEN] {
-    crypt::<V, NR, P, X, false>(key, j0(nonce), aad, src, buf, Direction::Seal, None).0
+    // SAFETY: the kernel needs only CPU features: this fn's `#[target_feature]` list (macro
+    // entry point, reached only through a detected `Key`) or its caller's contract (kernel)
+    // provides AES-NI, PCLMULQDQ, SSSE3 and the lane type's; `crypt` checks every length it
+    // relies on.
+    unsafe { crypt::<V, NR, P, X, false>(key, j0(nonce), aad, src, buf, Direction::Seal, None).0 }
 }
 
 /// Seal, and encrypt the 16 bytes at `extra.at` of ciphertext ‖ tag under
@@ -1319,7 +1529,11 @@ pub(super) unsafe fn seal_with_block<V: Lanes, const NR: usize, const P: usize, 
     buf: &mut [u8],
     extra: Extra<'_>,
 ) -> ([u8; TAG_LEN], [u8; 16]) {
-    crypt::<V, NR, P, X, true>(key, j0(nonce), aad, &[], buf, Direction::Seal, Some(extra))
+    // SAFETY: as for `seal`; `crypt` loads the extra block from `buf` only when `at + 16` is
+    // within the batches it wrote.
+    unsafe {
+        crypt::<V, NR, P, X, true>(key, j0(nonce), aad, &[], buf, Direction::Seal, Some(extra))
+    }
 }
 
 /// Seal from an arbitrary pre-counter block (tests: 32-bit counter wrap).
@@ -1331,16 +1545,19 @@ pub(super) unsafe fn seal_with_j0<V: Lanes, const NR: usize, const P: usize, con
     aad: &[u8],
     buf: &mut [u8],
 ) -> [u8; TAG_LEN] {
-    crypt::<V, NR, P, X, false>(
-        key,
-        bswap128(_mm_loadu_si128(j0.as_ptr().cast())),
-        aad,
-        &[],
-        buf,
-        Direction::Seal,
-        None,
-    )
-    .0
+    // SAFETY: as for `seal`; `j0` is a 16-byte array.
+    unsafe {
+        crypt::<V, NR, P, X, false>(
+            key,
+            bswap128(_mm_loadu_si128(j0.as_ptr().cast())),
+            aad,
+            &[],
+            buf,
+            Direction::Seal,
+            None,
+        )
+        .0
+    }
 }
 
 /// Open with lane type `V` and `NR` AES rounds; zeroes `buf` on failure.
@@ -1352,12 +1569,16 @@ pub(super) unsafe fn open<V: Lanes, const NR: usize, const P: usize, const X: us
     buf: &mut [u8],
     tag: &[u8; TAG_LEN],
 ) -> bool {
-    let (expected, _) =
-        crypt::<V, NR, P, X, false>(key, j0(nonce), aad, &[], buf, Direction::Open, None);
-    if ct_eq(&expected, tag) {
-        true
-    } else {
-        buf.zeroize();
-        false
+    // SAFETY: as for `seal`: the features come from the `#[target_feature]` list or the
+    // caller's contract, and `crypt` checks its lengths.
+    unsafe {
+        let (expected, _) =
+            crypt::<V, NR, P, X, false>(key, j0(nonce), aad, &[], buf, Direction::Open, None);
+        if ct_eq(&expected, tag) {
+            true
+        } else {
+            buf.zeroize();
+            false
+        }
     }
 }

@@ -16,73 +16,110 @@ super::x86_64::x86_backend!(
 );
 
 /// Two blocks per ymm register (lane 0 is the earlier block).
+// SAFETY: every method uses AVX2, VAES or VPCLMULQDQ instructions (this backend's features) on
+// two blocks per ymm, and the pointer methods access exactly 32 (`loadu`, `storeu`) or 16
+// (`broadcast`) bytes.
 unsafe impl Lanes for __m256i {
     const BLOCKS: usize = 2;
     const REGS: usize = 8;
     #[inline(always)]
     unsafe fn loadu(p: *const u8) -> Self {
-        _mm256_loadu_si256(p.cast())
+        // SAFETY: the CPU has AVX2, VAES and VPCLMULQDQ and `p` is valid for reads of 32 bytes
+        // (`Lanes` contract); unaligned loads are allowed.
+        unsafe { _mm256_loadu_si256(p.cast()) }
     }
     #[inline(always)]
     unsafe fn storeu(self, p: *mut u8) {
-        _mm256_storeu_si256(p.cast(), self)
+        // SAFETY: the CPU has AVX2, VAES and VPCLMULQDQ and `p` is valid for writes of 32 bytes
+        // (`Lanes` contract); unaligned stores are allowed.
+        unsafe { _mm256_storeu_si256(p.cast(), self) }
     }
     #[inline(always)]
     unsafe fn broadcast(p: *const u8) -> Self {
-        _mm256_broadcastsi128_si256(_mm_loadu_si128(p.cast()))
+        // SAFETY: the CPU has AVX2, VAES and VPCLMULQDQ and `p` is valid for reads of 16 bytes
+        // (`Lanes` contract); unaligned loads are allowed.
+        unsafe { _mm256_broadcastsi128_si256(_mm_loadu_si128(p.cast())) }
     }
     #[inline(always)]
     unsafe fn from_first(x: __m128i) -> Self {
-        _mm256_set_m128i(_mm_setzero_si128(), x)
+        // SAFETY: register-only intrinsics; the CPU has AVX2, VAES and VPCLMULQDQ (`Lanes`
+        // contract).
+        unsafe { _mm256_set_m128i(_mm_setzero_si128(), x) }
     }
     #[inline(always)]
     unsafe fn counters(x: __m128i) -> Self {
-        _mm256_set_m128i(_mm_add_epi32(x, _mm_set_epi32(0, 0, 0, 1)), x)
+        // SAFETY: register-only intrinsics; the CPU has AVX2, VAES and VPCLMULQDQ (`Lanes`
+        // contract).
+        unsafe { _mm256_set_m128i(_mm_add_epi32(x, _mm_set_epi32(0, 0, 0, 1)), x) }
     }
     #[inline(always)]
     unsafe fn add_ctr(self, k: i32) -> Self {
-        _mm256_add_epi32(self, _mm256_set_epi32(0, 0, 0, k, 0, 0, 0, k))
+        // SAFETY: register-only intrinsics; the CPU has AVX2, VAES and VPCLMULQDQ (`Lanes`
+        // contract).
+        unsafe { _mm256_add_epi32(self, _mm256_set_epi32(0, 0, 0, k, 0, 0, 0, k)) }
     }
     #[inline(always)]
     unsafe fn xor(self, b: Self) -> Self {
-        _mm256_xor_si256(self, b)
+        // SAFETY: register-only intrinsics; the CPU has AVX2, VAES and VPCLMULQDQ (`Lanes`
+        // contract).
+        unsafe { _mm256_xor_si256(self, b) }
     }
     #[inline(always)]
     unsafe fn aesenc(self, k: Self) -> Self {
-        _mm256_aesenc_epi128(self, k)
+        // SAFETY: register-only intrinsics; the CPU has AVX2, VAES and VPCLMULQDQ (`Lanes`
+        // contract).
+        unsafe { _mm256_aesenc_epi128(self, k) }
     }
     #[inline(always)]
     unsafe fn aesenclast(self, k: Self) -> Self {
-        _mm256_aesenclast_epi128(self, k)
+        // SAFETY: register-only intrinsics; the CPU has AVX2, VAES and VPCLMULQDQ (`Lanes`
+        // contract).
+        unsafe { _mm256_aesenclast_epi128(self, k) }
     }
     #[inline(always)]
     unsafe fn clmul_lo(self, b: Self) -> Self {
-        _mm256_clmulepi64_epi128(self, b, 0x00)
+        // SAFETY: register-only intrinsics; the CPU has AVX2, VAES and VPCLMULQDQ (`Lanes`
+        // contract).
+        unsafe { _mm256_clmulepi64_epi128(self, b, 0x00) }
     }
     #[inline(always)]
     unsafe fn clmul_hi(self, b: Self) -> Self {
-        _mm256_clmulepi64_epi128(self, b, 0x11)
+        // SAFETY: register-only intrinsics; the CPU has AVX2, VAES and VPCLMULQDQ (`Lanes`
+        // contract).
+        unsafe { _mm256_clmulepi64_epi128(self, b, 0x11) }
     }
     #[inline(always)]
     unsafe fn bswap(self) -> Self {
-        let mask = _mm256_broadcastsi128_si256(_mm_set_epi8(
-            0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
-        ));
-        _mm256_shuffle_epi8(self, mask)
+        // SAFETY: register-only intrinsics; the CPU has AVX2, VAES and VPCLMULQDQ (`Lanes`
+        // contract).
+        unsafe {
+            let mask = _mm256_broadcastsi128_si256(_mm_set_epi8(
+                0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
+            ));
+            _mm256_shuffle_epi8(self, mask)
+        }
     }
     #[inline(always)]
     unsafe fn swap_halves(self) -> Self {
-        _mm256_shuffle_epi32(self, 0x4e)
+        // SAFETY: register-only intrinsics; the CPU has AVX2, VAES and VPCLMULQDQ (`Lanes`
+        // contract).
+        unsafe { _mm256_shuffle_epi32(self, 0x4e) }
     }
     #[inline(always)]
     unsafe fn fold(self) -> __m128i {
-        _mm_xor_si128(
-            _mm256_castsi256_si128(self),
-            _mm256_extracti128_si256(self, 1),
-        )
+        // SAFETY: register-only intrinsics; the CPU has AVX2, VAES and VPCLMULQDQ (`Lanes`
+        // contract).
+        unsafe {
+            _mm_xor_si128(
+                _mm256_castsi256_si128(self),
+                _mm256_extracti128_si256(self, 1),
+            )
+        }
     }
     #[inline(always)]
     unsafe fn zero() -> Self {
-        _mm256_setzero_si256()
+        // SAFETY: register-only intrinsics; the CPU has AVX2, VAES and VPCLMULQDQ (`Lanes`
+        // contract).
+        unsafe { _mm256_setzero_si256() }
     }
 }

@@ -19,73 +19,112 @@ super::x86_64::x86_backend!(
 );
 
 /// Four blocks per zmm register (lane 0 is the earliest block).
+// SAFETY: every method uses AVX-512F/BW/VL, VAES or VPCLMULQDQ instructions (this backend's
+// features) on four blocks per zmm, and the pointer methods access exactly 64 (`loadu`,
+// `storeu`) or 16 (`broadcast`) bytes.
 unsafe impl Lanes for __m512i {
     const BLOCKS: usize = 4;
     const REGS: usize = 8;
     #[inline(always)]
     unsafe fn loadu(p: *const u8) -> Self {
-        _mm512_loadu_si512(p.cast())
+        // SAFETY: the CPU has AVX-512F/BW/VL, VAES and VPCLMULQDQ and `p` is valid for reads of
+        // 64 bytes (`Lanes` contract); unaligned loads are allowed.
+        unsafe { _mm512_loadu_si512(p.cast()) }
     }
     #[inline(always)]
     unsafe fn storeu(self, p: *mut u8) {
-        _mm512_storeu_si512(p.cast(), self)
+        // SAFETY: the CPU has AVX-512F/BW/VL, VAES and VPCLMULQDQ and `p` is valid for writes
+        // of 64 bytes (`Lanes` contract); unaligned stores are allowed.
+        unsafe { _mm512_storeu_si512(p.cast(), self) }
     }
     #[inline(always)]
     unsafe fn broadcast(p: *const u8) -> Self {
-        _mm512_broadcast_i32x4(_mm_loadu_si128(p.cast()))
+        // SAFETY: the CPU has AVX-512F/BW/VL, VAES and VPCLMULQDQ and `p` is valid for reads of
+        // 16 bytes (`Lanes` contract); unaligned loads are allowed.
+        unsafe { _mm512_broadcast_i32x4(_mm_loadu_si128(p.cast())) }
     }
     #[inline(always)]
     unsafe fn from_first(x: __m128i) -> Self {
-        _mm512_inserti32x4::<0>(_mm512_setzero_si512(), x)
+        // SAFETY: register-only intrinsics; the CPU has AVX-512F/BW/VL, VAES and VPCLMULQDQ
+        // (`Lanes` contract).
+        unsafe { _mm512_inserti32x4::<0>(_mm512_setzero_si512(), x) }
     }
     #[inline(always)]
     unsafe fn counters(x: __m128i) -> Self {
-        let steps = _mm512_set_epi32(0, 0, 0, 3, 0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 0);
-        _mm512_add_epi32(_mm512_broadcast_i32x4(x), steps)
+        // SAFETY: register-only intrinsics; the CPU has AVX-512F/BW/VL, VAES and VPCLMULQDQ
+        // (`Lanes` contract).
+        unsafe {
+            let steps = _mm512_set_epi32(0, 0, 0, 3, 0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 0);
+            _mm512_add_epi32(_mm512_broadcast_i32x4(x), steps)
+        }
     }
     #[inline(always)]
     unsafe fn add_ctr(self, k: i32) -> Self {
-        _mm512_add_epi32(self, _mm512_set4_epi32(0, 0, 0, k))
+        // SAFETY: register-only intrinsics; the CPU has AVX-512F/BW/VL, VAES and VPCLMULQDQ
+        // (`Lanes` contract).
+        unsafe { _mm512_add_epi32(self, _mm512_set4_epi32(0, 0, 0, k)) }
     }
     #[inline(always)]
     unsafe fn xor(self, b: Self) -> Self {
-        _mm512_xor_si512(self, b)
+        // SAFETY: register-only intrinsics; the CPU has AVX-512F/BW/VL, VAES and VPCLMULQDQ
+        // (`Lanes` contract).
+        unsafe { _mm512_xor_si512(self, b) }
     }
     #[inline(always)]
     unsafe fn aesenc(self, k: Self) -> Self {
-        _mm512_aesenc_epi128(self, k)
+        // SAFETY: register-only intrinsics; the CPU has AVX-512F/BW/VL, VAES and VPCLMULQDQ
+        // (`Lanes` contract).
+        unsafe { _mm512_aesenc_epi128(self, k) }
     }
     #[inline(always)]
     unsafe fn aesenclast(self, k: Self) -> Self {
-        _mm512_aesenclast_epi128(self, k)
+        // SAFETY: register-only intrinsics; the CPU has AVX-512F/BW/VL, VAES and VPCLMULQDQ
+        // (`Lanes` contract).
+        unsafe { _mm512_aesenclast_epi128(self, k) }
     }
     #[inline(always)]
     unsafe fn clmul_lo(self, b: Self) -> Self {
-        _mm512_clmulepi64_epi128(self, b, 0x00)
+        // SAFETY: register-only intrinsics; the CPU has AVX-512F/BW/VL, VAES and VPCLMULQDQ
+        // (`Lanes` contract).
+        unsafe { _mm512_clmulepi64_epi128(self, b, 0x00) }
     }
     #[inline(always)]
     unsafe fn clmul_hi(self, b: Self) -> Self {
-        _mm512_clmulepi64_epi128(self, b, 0x11)
+        // SAFETY: register-only intrinsics; the CPU has AVX-512F/BW/VL, VAES and VPCLMULQDQ
+        // (`Lanes` contract).
+        unsafe { _mm512_clmulepi64_epi128(self, b, 0x11) }
     }
     #[inline(always)]
     unsafe fn bswap(self) -> Self {
-        let mask = _mm_set_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-        _mm512_shuffle_epi8(self, _mm512_broadcast_i32x4(mask))
+        // SAFETY: register-only intrinsics; the CPU has AVX-512F/BW/VL, VAES and VPCLMULQDQ
+        // (`Lanes` contract).
+        unsafe {
+            let mask = _mm_set_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+            _mm512_shuffle_epi8(self, _mm512_broadcast_i32x4(mask))
+        }
     }
     #[inline(always)]
     unsafe fn swap_halves(self) -> Self {
-        _mm512_shuffle_epi32::<0x4e>(self)
+        // SAFETY: register-only intrinsics; the CPU has AVX-512F/BW/VL, VAES and VPCLMULQDQ
+        // (`Lanes` contract).
+        unsafe { _mm512_shuffle_epi32::<0x4e>(self) }
     }
     #[inline(always)]
     unsafe fn fold(self) -> __m128i {
-        let y = _mm256_xor_si256(
-            _mm512_castsi512_si256(self),
-            _mm512_extracti64x4_epi64::<1>(self),
-        );
-        _mm_xor_si128(_mm256_castsi256_si128(y), _mm256_extracti128_si256::<1>(y))
+        // SAFETY: register-only intrinsics; the CPU has AVX-512F/BW/VL, VAES and VPCLMULQDQ
+        // (`Lanes` contract).
+        unsafe {
+            let y = _mm256_xor_si256(
+                _mm512_castsi512_si256(self),
+                _mm512_extracti64x4_epi64::<1>(self),
+            );
+            _mm_xor_si128(_mm256_castsi256_si128(y), _mm256_extracti128_si256::<1>(y))
+        }
     }
     #[inline(always)]
     unsafe fn zero() -> Self {
-        _mm512_setzero_si512()
+        // SAFETY: register-only intrinsics; the CPU has AVX-512F/BW/VL, VAES and VPCLMULQDQ
+        // (`Lanes` contract).
+        unsafe { _mm512_setzero_si512() }
     }
 }

@@ -54,8 +54,12 @@ pub(super) struct Schedule {
 /// Implemented by the backends; no method has a default.
 ///
 /// # Safety
-/// Methods may only run where the implementing backend's CPU features are
-/// present (see the module docs).
+/// Implementing: every method uses only instructions of the backend's
+/// `#[target_feature]` list and touches memory only as its contract below
+/// says (slice arguments are bounds-checked). Calling: every method may
+/// only run where that backend's CPU features are present (see the module
+/// docs), and the raw pointers of `store_rows`, `xor_vertical` and
+/// `xor_bytes` must be valid for the bytes their docs name.
 pub(super) unsafe trait Lanes: Copy {
     /// Blocks per register in the vertical layout.
     const N: usize;
@@ -195,8 +199,13 @@ macro_rules! x86_backend {
             src: &[u8],
             buf: &mut [u8],
         ) -> [u8; $crate::aead::TAG_LEN] {
-            use $crate::aead::chacha20_poly1305::x86_64 as kernel;
-            kernel::crypt::<$lanes>(key, nonce, aad, src, buf, kernel::Direction::Seal)
+            // SAFETY: the kernel needs only CPU features: this entry point's
+            // `#[target_feature]` list provides the lane type's (reached only through a
+            // detected `Key`), and `crypt` checks every length it relies on.
+            unsafe {
+                use $crate::aead::chacha20_poly1305::x86_64 as kernel;
+                kernel::crypt::<$lanes>(key, nonce, aad, src, buf, kernel::Direction::Seal)
+            }
         }
 
         #[target_feature(enable = $features)]
@@ -206,8 +215,11 @@ macro_rules! x86_backend {
             aad: &[u8],
             buf: &mut [u8],
         ) -> [u8; $crate::aead::TAG_LEN] {
-            use $crate::aead::chacha20_poly1305::x86_64 as kernel;
-            kernel::crypt::<$lanes>(key, nonce, aad, &[], buf, kernel::Direction::Open)
+            // SAFETY: as for `seal`.
+            unsafe {
+                use $crate::aead::chacha20_poly1305::x86_64 as kernel;
+                kernel::crypt::<$lanes>(key, nonce, aad, &[], buf, kernel::Direction::Open)
+            }
         }
 
         #[target_feature(enable = $features)]
@@ -219,14 +231,23 @@ macro_rules! x86_backend {
             buf: &mut [u8],
             dir: $crate::aead::chacha20_poly1305::x86_64::Direction,
         ) -> [u8; $crate::aead::TAG_LEN] {
-            $crate::aead::chacha20_poly1305::x86_64::small::<$lanes>(key, nonce, aad, src, buf, dir)
+            // SAFETY: as for `seal` (entry point), or the caller's contract (kernel): the CPU
+            // has `L`'s features; the length assert is what `crypt_small` relies on.
+            unsafe {
+                $crate::aead::chacha20_poly1305::x86_64::small::<$lanes>(
+                    key, nonce, aad, src, buf, dir,
+                )
+            }
         }
 
         #[target_feature(enable = $features)]
         unsafe fn blocks<const B: usize>(key: &[u32; 8], inputs: &[[u8; 16]], out: &mut [[u8; B]]) {
-            $crate::aead::chacha20_poly1305::x86_64::independent_blocks::<$lanes, B>(
-                key, inputs, out,
-            )
+            // SAFETY: as for `seal`; `independent_blocks` bounds its slices itself.
+            unsafe {
+                $crate::aead::chacha20_poly1305::x86_64::independent_blocks::<$lanes, B>(
+                    key, inputs, out,
+                )
+            }
         }
     };
 }
@@ -291,7 +312,9 @@ impl Hash {
     /// those bytes.
     #[inline(always)]
     unsafe fn bytes<'a>(self) -> &'a [u8] {
-        core::slice::from_raw_parts(self.ptr, self.len)
+        // SAFETY: `ptr` is valid for reads of `len` bytes while the kernel runs, and the slice
+        // is not used after a write to them (this fn's contract).
+        unsafe { core::slice::from_raw_parts(self.ptr, self.len) }
     }
 }
 
@@ -336,14 +359,17 @@ fn stitch(poly: &Poly1305, chains: &mut Stitch<'_, '_>, i: usize) {
 /// One ChaCha20 quarter round on four vectors (any layout).
 #[inline(always)]
 unsafe fn quarter<L: Lanes>(a: &mut L, b: &mut L, c: &mut L, d: &mut L) {
-    *a = a.add(*b);
-    *d = d.xor(*a).rotl16();
-    *c = c.add(*d);
-    *b = b.xor(*c).rotl12();
-    *a = a.add(*b);
-    *d = d.xor(*a).rotl8();
-    *c = c.add(*d);
-    *b = b.xor(*c).rotl7();
+    // SAFETY: register-only `Lanes` methods; the CPU has `L`'s features (module contract).
+    unsafe {
+        *a = a.add(*b);
+        *d = d.xor(*a).rotl16();
+        *c = c.add(*d);
+        *b = b.xor(*c).rotl12();
+        *a = a.add(*b);
+        *d = d.xor(*a).rotl8();
+        *c = c.add(*d);
+        *b = b.xor(*c).rotl7();
+    }
 }
 
 /// `L::N` blocks from `counter` XORed from `input` into `output`
@@ -364,85 +390,91 @@ unsafe fn vertical<L: Lanes>(
     poly: &mut Poly1305,
     hash: Option<Hash>,
 ) {
-    let w = &state.words;
-    let mut x = [L::splat(0); 16];
-    for (xi, &wi) in x.iter_mut().zip(w) {
-        *xi = L::splat(wi);
-    }
-    x[12] = L::splat(counter).add(L::lane_index());
-    // Only the counters are kept for the final addition; the other input
-    // words are broadcast again then (on ymm, keeping all sixteen alive
-    // through the rounds spilled).
-    let x12 = x[12];
-    // SAFETY: the caller's contract; the slice's last use is before the
-    // stores below, which may overwrite the same bytes (open in place).
-    let mut chains: Stitch<'_, '_> = None;
-    let mut run = hash.map(|h| {
-        let data = unsafe { h.bytes() };
-        (data, poly.chains_begin(data.len() / 32))
-    });
-    if let Some((data, c)) = run.as_mut() {
-        chains = Some((data, c));
-    }
-    let s = L::SCHEDULE;
-    let mut step = 0;
-    // A double round; `$stitch` says whether it runs the schedule's chain
-    // steps (the first `s.rounds` do, the rest do not: two loops, so that
-    // neither tests the round number).
-    macro_rules! double_round {
-        ($stitch:expr) => {{
-            let [x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10, x11, x12, x13, x14, x15] = &mut x;
-            macro_rules! steps {
-                ($q:literal) => {
-                    if $stitch {
-                        for _ in 0..s.after[$q] {
-                            stitch(poly, &mut chains, step);
-                            step += 1;
+    // SAFETY: the CPU has `L`'s features, `input`/`output` are valid for `L::N * 64` bytes and
+    // `hash` for its length (this fn's contract), which is what `xor_vertical` and
+    // `Hash::bytes` need.
+    unsafe {
+        let w = &state.words;
+        let mut x = [L::splat(0); 16];
+        for (xi, &wi) in x.iter_mut().zip(w) {
+            *xi = L::splat(wi);
+        }
+        x[12] = L::splat(counter).add(L::lane_index());
+        // Only the counters are kept for the final addition; the other input
+        // words are broadcast again then (on ymm, keeping all sixteen alive
+        // through the rounds spilled).
+        let x12 = x[12];
+        let mut chains: Stitch<'_, '_> = None;
+        let mut run = hash.map(|h| {
+            // `hash` is valid for reads (this fn's contract); the slice's
+            // last use is before the stores below, which may overwrite the
+            // same bytes (open in place).
+            let data = h.bytes();
+            (data, poly.chains_begin(data.len() / 32))
+        });
+        if let Some((data, c)) = run.as_mut() {
+            chains = Some((data, c));
+        }
+        let s = L::SCHEDULE;
+        let mut step = 0;
+        // A double round; `$stitch` says whether it runs the schedule's chain
+        // steps (the first `s.rounds` do, the rest do not: two loops, so that
+        // neither tests the round number).
+        macro_rules! double_round {
+            ($stitch:expr) => {{
+                let [x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10, x11, x12, x13, x14, x15] = &mut x;
+                macro_rules! steps {
+                    ($q:literal) => {
+                        if $stitch {
+                            for _ in 0..s.after[$q] {
+                                stitch(poly, &mut chains, step);
+                                step += 1;
+                            }
                         }
-                    }
-                };
-            }
-            quarter(x0, x4, x8, x12);
-            steps!(0);
-            quarter(x1, x5, x9, x13);
-            steps!(1);
-            quarter(x2, x6, x10, x14);
-            steps!(2);
-            quarter(x3, x7, x11, x15);
-            steps!(3);
-            quarter(x0, x5, x10, x15);
-            steps!(4);
-            quarter(x1, x6, x11, x12);
-            steps!(5);
-            quarter(x2, x7, x8, x13);
-            steps!(6);
-            quarter(x3, x4, x9, x14);
-            steps!(7);
-        }};
+                    };
+                }
+                quarter(x0, x4, x8, x12);
+                steps!(0);
+                quarter(x1, x5, x9, x13);
+                steps!(1);
+                quarter(x2, x6, x10, x14);
+                steps!(2);
+                quarter(x3, x7, x11, x15);
+                steps!(3);
+                quarter(x0, x5, x10, x15);
+                steps!(4);
+                quarter(x1, x6, x11, x12);
+                steps!(5);
+                quarter(x2, x7, x8, x13);
+                steps!(6);
+                quarter(x3, x4, x9, x14);
+                steps!(7);
+            }};
+        }
+        for _ in 0..s.rounds {
+            double_round!(true);
+        }
+        for _ in s.rounds..10 {
+            double_round!(false);
+        }
+        for _ in 0..s.end {
+            stitch(poly, &mut chains, step);
+            step += 1;
+        }
+        // `chains` borrows `run`; its last use is above.
+        if let Some((_, c)) = run {
+            poly.chains_end(c);
+        }
+        // Read through an opaque pointer, so the compiler cannot reuse the
+        // broadcasts from the start (kept alive through the rounds, they were
+        // spilled and the key words left on the stack).
+        let w = core::hint::black_box(&state.words);
+        for (i, xi) in x.iter_mut().enumerate() {
+            let init = if i == 12 { x12 } else { L::splat(w[i]) };
+            *xi = xi.add(init);
+        }
+        L::xor_vertical(&x, input, output);
     }
-    for _ in 0..s.rounds {
-        double_round!(true);
-    }
-    for _ in s.rounds..10 {
-        double_round!(false);
-    }
-    for _ in 0..s.end {
-        stitch(poly, &mut chains, step);
-        step += 1;
-    }
-    // `chains` borrows `run`; its last use is above.
-    if let Some((_, c)) = run {
-        poly.chains_end(c);
-    }
-    // Read through an opaque pointer, so the compiler cannot reuse the
-    // broadcasts from the start (kept alive through the rounds, they were
-    // spilled and the key words left on the stack).
-    let w = core::hint::black_box(&state.words);
-    for (i, xi) in x.iter_mut().enumerate() {
-        let init = if i == 12 { x12 } else { L::splat(w[i]) };
-        *xi = xi.add(init);
-    }
-    L::xor_vertical(&x, input, output);
 }
 
 /// `out.len() / 64` blocks (whole blocks, at most `SETS * L::ROW_BLOCKS`)
@@ -457,45 +489,49 @@ unsafe fn horizontal<L: Lanes, const SETS: usize>(
     poly: &Poly1305,
     mut chains: Stitch<'_, '_>,
 ) {
-    assert!(out.len().is_multiple_of(64) && out.len() <= SETS * L::ROW_BLOCKS * 64);
-    let w = &state.words;
-    let (a0, b0, c0) = (L::row(&w[0..]), L::row(&w[4..]), L::row(&w[8..]));
-    let mut d0 = [L::splat(0); SETS];
-    for (set, d) in d0.iter_mut().enumerate() {
-        let mut row = [w[12], w[13], w[14], w[15]];
-        row[0] = counter.wrapping_add((set * L::ROW_BLOCKS) as u32);
-        *d = L::row(&row).row_counters();
-    }
-    let (mut a, mut b, mut c, mut d) = ([a0; SETS], [b0; SETS], [c0; SETS], d0);
-    for round in 0..10 {
-        stitch(poly, &mut chains, 3 * round);
-        for s in 0..SETS {
-            quarter(&mut a[s], &mut b[s], &mut c[s], &mut d[s]);
-            b[s] = b[s].shuffle::<0x39>();
-            c[s] = c[s].shuffle::<0x4e>();
-            d[s] = d[s].shuffle::<0x93>();
+    // SAFETY: the CPU has `L`'s features (module contract); the assert bounds `out`, and each
+    // `store_rows` writes `n * 64` bytes at block `first`, with `first + n <= out.len() / 64`.
+    unsafe {
+        assert!(out.len().is_multiple_of(64) && out.len() <= SETS * L::ROW_BLOCKS * 64);
+        let w = &state.words;
+        let (a0, b0, c0) = (L::row(&w[0..]), L::row(&w[4..]), L::row(&w[8..]));
+        let mut d0 = [L::splat(0); SETS];
+        for (set, d) in d0.iter_mut().enumerate() {
+            let mut row = [w[12], w[13], w[14], w[15]];
+            row[0] = counter.wrapping_add((set * L::ROW_BLOCKS) as u32);
+            *d = L::row(&row).row_counters();
         }
-        stitch(poly, &mut chains, 3 * round + 1);
-        for s in 0..SETS {
-            quarter(&mut a[s], &mut b[s], &mut c[s], &mut d[s]);
-            b[s] = b[s].shuffle::<0x93>();
-            c[s] = c[s].shuffle::<0x4e>();
-            d[s] = d[s].shuffle::<0x39>();
+        let (mut a, mut b, mut c, mut d) = ([a0; SETS], [b0; SETS], [c0; SETS], d0);
+        for round in 0..10 {
+            stitch(poly, &mut chains, 3 * round);
+            for s in 0..SETS {
+                quarter(&mut a[s], &mut b[s], &mut c[s], &mut d[s]);
+                b[s] = b[s].shuffle::<0x39>();
+                c[s] = c[s].shuffle::<0x4e>();
+                d[s] = d[s].shuffle::<0x93>();
+            }
+            stitch(poly, &mut chains, 3 * round + 1);
+            for s in 0..SETS {
+                quarter(&mut a[s], &mut b[s], &mut c[s], &mut d[s]);
+                b[s] = b[s].shuffle::<0x93>();
+                c[s] = c[s].shuffle::<0x4e>();
+                d[s] = d[s].shuffle::<0x39>();
+            }
+            stitch(poly, &mut chains, 3 * round + 2);
         }
-        stitch(poly, &mut chains, 3 * round + 2);
-    }
-    stitch(poly, &mut chains, 30);
-    stitch(poly, &mut chains, 31);
-    let blocks = out.len() / 64;
-    // The input rows again, through an opaque pointer (as in `vertical`).
-    let w = core::hint::black_box(&state.words);
-    let (a0, b0, c0) = (L::row(&w[0..]), L::row(&w[4..]), L::row(&w[8..]));
-    for s in 0..SETS {
-        let first = s * L::ROW_BLOCKS;
-        if first < blocks {
-            let rows = [a[s].add(a0), b[s].add(b0), c[s].add(c0), d[s].add(d0[s])];
-            let n = (blocks - first).min(L::ROW_BLOCKS);
-            L::store_rows(rows, out[first * 64..].as_mut_ptr(), n);
+        stitch(poly, &mut chains, 30);
+        stitch(poly, &mut chains, 31);
+        let blocks = out.len() / 64;
+        // The input rows again, through an opaque pointer (as in `vertical`).
+        let w = core::hint::black_box(&state.words);
+        let (a0, b0, c0) = (L::row(&w[0..]), L::row(&w[4..]), L::row(&w[8..]));
+        for s in 0..SETS {
+            let first = s * L::ROW_BLOCKS;
+            if first < blocks {
+                let rows = [a[s].add(a0), b[s].add(b0), c[s].add(c0), d[s].add(d0[s])];
+                let n = (blocks - first).min(L::ROW_BLOCKS);
+                L::store_rows(rows, out[first * 64..].as_mut_ptr(), n);
+            }
         }
     }
 }
@@ -504,26 +540,29 @@ unsafe fn horizontal<L: Lanes, const SETS: usize>(
 /// horizontal layout, for short records, the head and small tails.
 #[inline(always)]
 unsafe fn keystream_small<L: Lanes>(state: &State, counter: u32, out: &mut [u8], poly: &Poly1305) {
-    macro_rules! call {
-        ($lanes:ty, $out:expr, $counter:expr) => {{
-            let blocks = $out.len() / 64;
-            let sets = blocks.div_ceil(<$lanes>::ROW_BLOCKS);
-            match sets {
-                1 => horizontal::<$lanes, 1>(state, $counter, $out, poly, None),
-                2 => horizontal::<$lanes, 2>(state, $counter, $out, poly, None),
-                4 => horizontal::<$lanes, 4>(state, $counter, $out, poly, None),
-                _ => unreachable!("2, 4 or 8 blocks"),
+    // SAFETY: the CPU has `L`'s features (module contract); `horizontal` checks `out`.
+    unsafe {
+        macro_rules! call {
+            ($lanes:ty, $out:expr, $counter:expr) => {{
+                let blocks = $out.len() / 64;
+                let sets = blocks.div_ceil(<$lanes>::ROW_BLOCKS);
+                match sets {
+                    1 => horizontal::<$lanes, 1>(state, $counter, $out, poly, None),
+                    2 => horizontal::<$lanes, 2>(state, $counter, $out, poly, None),
+                    4 => horizontal::<$lanes, 4>(state, $counter, $out, poly, None),
+                    _ => unreachable!("2, 4 or 8 blocks"),
+                }
+            }};
+        }
+        match out.len() {
+            128 => call!(L::Pair, out, counter),
+            _ if out.len() / 64 <= L::MAX_SETS * L::ROW_BLOCKS => call!(L, out, counter),
+            _ => {
+                // More sets than registers allow: two calls.
+                let (lo, hi) = out.split_at_mut(out.len() / 2);
+                call!(L, lo, counter);
+                call!(L, hi, counter.wrapping_add((lo.len() / 64) as u32));
             }
-        }};
-    }
-    match out.len() {
-        128 => call!(L::Pair, out, counter),
-        _ if out.len() / 64 <= L::MAX_SETS * L::ROW_BLOCKS => call!(L, out, counter),
-        _ => {
-            // More sets than registers allow: two calls.
-            let (lo, hi) = out.split_at_mut(out.len() / 2);
-            call!(L, lo, counter);
-            call!(L, hi, counter.wrapping_add((lo.len() / 64) as u32));
         }
     }
 }
@@ -539,14 +578,17 @@ unsafe fn keystream_hashing<L: Lanes>(
     poly: &mut Poly1305,
     hash: &[u8],
 ) {
-    debug_assert!(hash.len().is_multiple_of(32) && hash.len() <= 1024);
-    if L::STITCH_SMALL && out.len() <= 2 * L::ROW_BLOCKS * 64 {
-        let mut chains = poly.chains_begin(hash.len() / 32);
-        horizontal::<L, 2>(state, counter, out, poly, Some((hash, &mut chains)));
-        poly.chains_end(chains);
-    } else {
-        poly.blocks(hash);
-        keystream_small::<L>(state, counter, out, poly);
+    // SAFETY: the CPU has `L`'s features (module contract); `horizontal` checks `out`.
+    unsafe {
+        debug_assert!(hash.len().is_multiple_of(32) && hash.len() <= 1024);
+        if L::STITCH_SMALL && out.len() <= 2 * L::ROW_BLOCKS * 64 {
+            let mut chains = poly.chains_begin(hash.len() / 32);
+            horizontal::<L, 2>(state, counter, out, poly, Some((hash, &mut chains)));
+            poly.chains_end(chains);
+        } else {
+            poly.blocks(hash);
+            keystream_small::<L>(state, counter, out, poly);
+        }
     }
 }
 
@@ -564,145 +606,157 @@ pub(super) unsafe fn crypt<L: Lanes>(
     buf: &mut [u8],
     dir: Direction,
 ) -> [u8; TAG_LEN] {
-    assert!(src.len() <= buf.len(), "prefix longer than the buffer");
-    let n = buf.len();
-    // Block counter 0 is the Poly1305 key; data uses 1 ..= 2³²−1 and the
-    // counter must never wrap within one message.
-    assert!(counter_fits(n), "ChaCha20-Poly1305 message too long");
-    let state = State::new(key, nonce);
-    if n <= SMALL {
-        return crypt_small::<L>(&state, aad, src, buf, dir);
-    }
+    // SAFETY: the CPU has `L`'s features (this fn's contract). Every raw pointer derives from
+    // `ks`, `src` or `buf` as a whole: vertical passes on `ks` stay in its `MAX_BATCH >= L::N *
+    // 64` bytes; the head is `head <= n` bytes, read from `src` only if `from_src >= head`;
+    // each batch `[off, off + batch)` ends at or below `batches_end <= n`, reads `src` only if
+    // it ends at or below `from_src <= src.len()`, and hashes the previous batch, already
+    // written.
+    unsafe {
+        assert!(src.len() <= buf.len(), "prefix longer than the buffer");
+        let n = buf.len();
+        // Block counter 0 is the Poly1305 key; data uses 1 ..= 2³²−1 and the
+        // counter must never wrap within one message.
+        assert!(counter_fits(n), "ChaCha20-Poly1305 message too long");
+        let state = State::new(key, nonce);
+        if n <= SMALL {
+            return crypt_small::<L>(&state, aad, src, buf, dir);
+        }
 
-    // Region boundaries: head [0, head_max), batches, tail. Plaintext
-    // comes from `src` for whole regions inside it, from `buf` after that.
-    // The head is what one vertical pass from counter 0 covers after the
-    // Poly1305 key block.
-    let batch = L::N * 64;
-    let head_max = batch - 64;
-    let head = head_max.min(n);
-    let batches_end = head + (n - head) / batch * batch;
-    let from_src = if src.len() >= batches_end {
-        batches_end
-    } else if src.len() >= head {
-        head + (src.len() - head) / batch * batch
-    } else {
-        0
-    };
-    buf[from_src..src.len()].copy_from_slice(&src[from_src..]);
-
-    // Keystream scratch, wiped at the end.
-    let mut ks = [0u8; MAX_BATCH];
-    // Pass 0: block 0 (the Poly1305 key) and the head's keystream. It
-    // hashes nothing, so its Poly1305 state is a placeholder.
-    let mut poly = Poly1305::new(&[0; 32]);
-    let ks_ptr = ks.as_mut_ptr();
-    vertical::<L>(&state, 0, ks_ptr, ks_ptr, &mut poly, None);
-    poly.reset(ks[..32].try_into().expect("32 bytes"));
-    poly.padded(aad);
-
-    // With no batch and a tail of at most 512 bytes, the head's Poly1305
-    // runs inside the tail's keystream call (its chain steps between the
-    // rounds). An open then XORs the head only after that call hashed it.
-    let head_in_tail = batches_end == head && n > head && n - head <= 512;
-    if dir == Direction::Open && !head_in_tail {
-        poly.padded(&buf[..head]);
-    }
-    if dir == Direction::Seal || !head_in_tail {
-        let out = buf.as_mut_ptr();
-        let head_in = if from_src >= head {
-            src.as_ptr()
+        // Region boundaries: head [0, head_max), batches, tail. Plaintext
+        // comes from `src` for whole regions inside it, from `buf` after that.
+        // The head is what one vertical pass from counter 0 covers after the
+        // Poly1305 key block.
+        let batch = L::N * 64;
+        let head_max = batch - 64;
+        let head = head_max.min(n);
+        let batches_end = head + (n - head) / batch * batch;
+        let from_src = if src.len() >= batches_end {
+            batches_end
+        } else if src.len() >= head {
+            head + (src.len() - head) / batch * batch
         } else {
-            out.cast_const()
+            0
         };
-        L::xor_bytes(head_in, out, &ks[64..64 + head]);
-    }
-    if dir == Direction::Seal && !head_in_tail {
-        poly.padded(&buf[..head]);
-    }
-    let mut counter = 1 + (head_max / 64) as u32;
-    let mut off = head;
-    // A seal's last batch, until it is hashed (in the tail's vertical pass
-    // if there is one).
-    let mut prev: Option<usize> = None;
-    // Every pointer into `buf` in the batch loop derives from this one.
-    let base = buf.as_mut_ptr();
-    match dir {
-        Direction::Seal => {
-            while off < batches_end {
-                let input = if off + batch <= from_src {
-                    src.as_ptr().add(off)
-                } else {
-                    base.add(off).cast_const()
-                };
-                let hash = prev.map(|p| Hash::new(base.add(p), batch));
-                vertical::<L>(&state, counter, input, base.add(off), &mut poly, hash);
-                prev = Some(off);
-                counter = counter.wrapping_add(L::N as u32);
-                off += batch;
+        buf[from_src..src.len()].copy_from_slice(&src[from_src..]);
+
+        // Keystream scratch, wiped at the end.
+        let mut ks = [0u8; MAX_BATCH];
+        // Pass 0: block 0 (the Poly1305 key) and the head's keystream. It
+        // hashes nothing, so its Poly1305 state is a placeholder.
+        let mut poly = Poly1305::new(&[0; 32]);
+        let ks_ptr = ks.as_mut_ptr();
+        vertical::<L>(&state, 0, ks_ptr, ks_ptr, &mut poly, None);
+        poly.reset(ks[..32].try_into().expect("32 bytes"));
+        poly.padded(aad);
+
+        // With no batch and a tail of at most 512 bytes, the head's Poly1305
+        // runs inside the tail's keystream call (its chain steps between the
+        // rounds). An open then XORs the head only after that call hashed it.
+        let head_in_tail = batches_end == head && n > head && n - head <= 512;
+        if dir == Direction::Open && !head_in_tail {
+            poly.padded(&buf[..head]);
+        }
+        if dir == Direction::Seal || !head_in_tail {
+            let out = buf.as_mut_ptr();
+            let head_in = if from_src >= head {
+                src.as_ptr()
+            } else {
+                out.cast_const()
+            };
+            L::xor_bytes(head_in, out, &ks[64..64 + head]);
+        }
+        if dir == Direction::Seal && !head_in_tail {
+            poly.padded(&buf[..head]);
+        }
+        let mut counter = 1 + (head_max / 64) as u32;
+        let mut off = head;
+        // A seal's last batch, until it is hashed (in the tail's vertical pass
+        // if there is one).
+        let mut prev: Option<usize> = None;
+        // Every pointer into `buf` in the batch loop derives from this one.
+        let base = buf.as_mut_ptr();
+        match dir {
+            Direction::Seal => {
+                while off < batches_end {
+                    let input = if off + batch <= from_src {
+                        src.as_ptr().add(off)
+                    } else {
+                        base.add(off).cast_const()
+                    };
+                    let hash = prev.map(|p| Hash::new(base.add(p), batch));
+                    vertical::<L>(&state, counter, input, base.add(off), &mut poly, hash);
+                    prev = Some(off);
+                    counter = counter.wrapping_add(L::N as u32);
+                    off += batch;
+                }
+            }
+            Direction::Open => {
+                while off < batches_end {
+                    let p = base.add(off);
+                    vertical::<L>(&state, counter, p, p, &mut poly, Some(Hash::new(p, batch)));
+                    counter = counter.wrapping_add(L::N as u32);
+                    off += batch;
+                }
             }
         }
-        Direction::Open => {
-            while off < batches_end {
-                let p = base.add(off);
-                vertical::<L>(&state, counter, p, p, &mut poly, Some(Hash::new(p, batch)));
-                counter = counter.wrapping_add(L::N as u32);
-                off += batch;
+        // Tail: less than a batch, with the cheapest keystream that covers it.
+        let len = n - off;
+        if head_in_tail {
+            let mut tail_ks = [0u8; 512];
+            keystream_hashing::<L>(&state, counter, &mut tail_ks, &mut poly, &buf[..head]);
+            if dir == Direction::Open {
+                let p = buf.as_mut_ptr();
+                L::xor_bytes(p, p, &ks[64..64 + head]);
             }
+            crypt_chunk::<L>(&mut poly, dir, &mut buf[off..], &tail_ks[..len]);
+            wipe(&mut tail_ks);
+        } else {
+            match len {
+                0 => {}
+                1..=128 => keystream_small::<L>(&state, counter, &mut ks[..128], &poly),
+                129..=256 => keystream_small::<L>(&state, counter, &mut ks[..256], &poly),
+                // Without a batch to hash alongside, 8 blocks in the
+                // horizontal layout beat a vertical pass.
+                257..=512 if prev.is_none() => {
+                    keystream_small::<L>(&state, counter, &mut ks[..512], &poly)
+                }
+                _ => {
+                    ks[..batch].fill(0);
+                    let hash = prev.take().map(|p| Hash::new(buf.as_ptr().add(p), batch));
+                    let ks_ptr = ks.as_mut_ptr();
+                    vertical::<L>(&state, counter, ks_ptr, ks_ptr, &mut poly, hash);
+                }
+            }
+            if let Some(p) = prev {
+                poly.blocks(&buf[p..p + batch]);
+            }
+            crypt_chunk::<L>(&mut poly, dir, &mut buf[off..], &ks[..len]);
         }
+        // The tag first: Poly1305's key would otherwise be live across the
+        // wipe's `memset` call and spilled (the stack-residue test).
+        let tag = finish(&mut poly, aad.len(), n);
+        wipe(&mut ks);
+        tag
     }
-    // Tail: less than a batch, with the cheapest keystream that covers it.
-    let len = n - off;
-    if head_in_tail {
-        let mut tail_ks = [0u8; 512];
-        keystream_hashing::<L>(&state, counter, &mut tail_ks, &mut poly, &buf[..head]);
-        if dir == Direction::Open {
-            let p = buf.as_mut_ptr();
-            L::xor_bytes(p, p, &ks[64..64 + head]);
-        }
-        crypt_chunk::<L>(&mut poly, dir, &mut buf[off..], &tail_ks[..len]);
-        wipe(&mut tail_ks);
-    } else {
-        match len {
-            0 => {}
-            1..=128 => keystream_small::<L>(&state, counter, &mut ks[..128], &poly),
-            129..=256 => keystream_small::<L>(&state, counter, &mut ks[..256], &poly),
-            // Without a batch to hash alongside, 8 blocks in the
-            // horizontal layout beat a vertical pass.
-            257..=512 if prev.is_none() => {
-                keystream_small::<L>(&state, counter, &mut ks[..512], &poly)
-            }
-            _ => {
-                ks[..batch].fill(0);
-                let hash = prev.take().map(|p| Hash::new(buf.as_ptr().add(p), batch));
-                let ks_ptr = ks.as_mut_ptr();
-                vertical::<L>(&state, counter, ks_ptr, ks_ptr, &mut poly, hash);
-            }
-        }
-        if let Some(p) = prev {
-            poly.blocks(&buf[p..p + batch]);
-        }
-        crypt_chunk::<L>(&mut poly, dir, &mut buf[off..], &ks[..len]);
-    }
-    // The tag first: Poly1305's key would otherwise be live across the
-    // wipe's `memset` call and spilled (the stack-residue test).
-    let tag = finish(&mut poly, aad.len(), n);
-    wipe(&mut ks);
-    tag
 }
 
 /// XORs `chunk` with `ks` in place and absorbs the ciphertext into Poly1305:
 /// before the XOR when opening, after it when sealing.
 #[inline(always)]
 unsafe fn crypt_chunk<L: Lanes>(poly: &mut Poly1305, dir: Direction, chunk: &mut [u8], ks: &[u8]) {
-    assert_eq!(chunk.len(), ks.len(), "one keystream byte per byte");
-    if dir == Direction::Open {
-        poly.padded(chunk);
-    }
-    let p = chunk.as_mut_ptr();
-    L::xor_bytes(p, p, ks);
-    if dir == Direction::Seal {
-        poly.padded(chunk);
+    // SAFETY: the assert makes `chunk` valid for the `ks.len()` bytes `xor_bytes` reads and
+    // writes.
+    unsafe {
+        assert_eq!(chunk.len(), ks.len(), "one keystream byte per byte");
+        if dir == Direction::Open {
+            poly.padded(chunk);
+        }
+        let p = chunk.as_mut_ptr();
+        L::xor_bytes(p, p, ks);
+        if dir == Direction::Seal {
+            poly.padded(chunk);
+        }
     }
 }
 
@@ -728,11 +782,15 @@ pub(super) unsafe fn small<L: Lanes>(
     buf: &mut [u8],
     dir: Direction,
 ) -> [u8; TAG_LEN] {
-    assert!(
-        src.len() <= buf.len() && buf.len() <= SMALL,
-        "a short record"
-    );
-    crypt_small::<L>(&State::new(key, nonce), aad, src, buf, dir)
+    // SAFETY: as for `seal` (entry point), or the caller's contract (kernel): the CPU has `L`'s
+    // features; the length assert is what `crypt_small` relies on.
+    unsafe {
+        assert!(
+            src.len() <= buf.len() && buf.len() <= SMALL,
+            "a short record"
+        );
+        crypt_small::<L>(&State::new(key, nonce), aad, src, buf, dir)
+    }
 }
 
 /// Records of at most `SMALL` bytes: one horizontal call of 2, 4 or 8
@@ -747,25 +805,28 @@ unsafe fn crypt_small<L: Lanes>(
     buf: &mut [u8],
     dir: Direction,
 ) -> [u8; TAG_LEN] {
-    let n = buf.len();
-    buf[..src.len()].copy_from_slice(src);
-    let mut ks = [0u8; 64 + SMALL];
-    let used = match n {
-        0..=64 => 128,
-        65..=192 => 256,
-        _ => 512,
-    };
-    // The key block comes first: the placeholder Poly1305 is not used.
-    let mut poly = Poly1305::new(&[0; 32]);
-    keystream_small::<L>(state, 0, &mut ks[..used], &poly);
-    poly.reset(ks[..32].try_into().expect("32 bytes"));
-    poly.padded(aad);
-    crypt_chunk::<L>(&mut poly, dir, buf, &ks[64..64 + n]);
-    // The tag first: Poly1305's key would otherwise be live across the
-    // wipe's `memset` call and spilled (the stack-residue test).
-    let tag = finish(&mut poly, aad.len(), n);
-    wipe(&mut ks);
-    tag
+    // SAFETY: the CPU has `L`'s features (module contract); only bounds-checked slices here.
+    unsafe {
+        let n = buf.len();
+        buf[..src.len()].copy_from_slice(src);
+        let mut ks = [0u8; 64 + SMALL];
+        let used = match n {
+            0..=64 => 128,
+            65..=192 => 256,
+            _ => 512,
+        };
+        // The key block comes first: the placeholder Poly1305 is not used.
+        let mut poly = Poly1305::new(&[0; 32]);
+        keystream_small::<L>(state, 0, &mut ks[..used], &poly);
+        poly.reset(ks[..32].try_into().expect("32 bytes"));
+        poly.padded(aad);
+        crypt_chunk::<L>(&mut poly, dir, buf, &ks[64..64 + n]);
+        // The tag first: Poly1305's key would otherwise be live across the
+        // wipe's `memset` call and spilled (the stack-residue test).
+        let tag = finish(&mut poly, aad.len(), n);
+        wipe(&mut ks);
+        tag
+    }
 }
 
 /// Absorbs the lengths block and returns the tag.
@@ -792,64 +853,71 @@ pub(super) unsafe fn independent_blocks<L: Lanes, const B: usize>(
     inputs: &[[u8; 16]],
     out: &mut [[u8; B]],
 ) {
-    let mut block = [0u8; 64];
-    if let ([input], [o]) = (inputs, &mut *out) {
-        let mut state = State::new(key, &[0; NONCE_LEN]);
-        for (w, b) in state.words[12..].iter_mut().zip(input.chunks_exact(4)) {
-            *w = u32::from_le_bytes(b.try_into().expect("4 bytes"));
-        }
-        let placeholder = Poly1305::new(&[0; 32]);
-        // One block: lane 0 of the row registers, counter unchanged.
-        let counter = state.words[12];
-        horizontal::<L, 1>(&state, counter, &mut block, &placeholder, None);
-        o.copy_from_slice(&block[..B]);
-    } else {
-        let mut state = State::new(key, &[0; NONCE_LEN]);
-        let mut ks = [0u8; MAX_BATCH];
-        for (chunk, outs) in inputs.chunks(L::N).zip(out.chunks_mut(L::N)) {
-            // Words 12..16 of every block, lane-major per word.
-            let mut words = [[0u32; 16]; 4];
-            for (lane, input) in chunk.iter().enumerate() {
-                for (w, bytes) in words.iter_mut().zip(input.chunks_exact(4)) {
-                    w[lane] = u32::from_le_bytes(bytes.try_into().expect("4 bytes"));
+    // SAFETY: the CPU has `L`'s features (this fn's contract); `xor_vertical` gets one pointer
+    // to `ks[..L::N * 64]` for input and output, and the volatile writes target elements of the
+    // local `x`.
+    unsafe {
+        let mut block = [0u8; 64];
+        if let ([input], [o]) = (inputs, &mut *out) {
+            let mut state = State::new(key, &[0; NONCE_LEN]);
+            for (w, b) in state.words[12..].iter_mut().zip(input.chunks_exact(4)) {
+                *w = u32::from_le_bytes(b.try_into().expect("4 bytes"));
+            }
+            let placeholder = Poly1305::new(&[0; 32]);
+            // One block: lane 0 of the row registers, counter unchanged.
+            let counter = state.words[12];
+            horizontal::<L, 1>(&state, counter, &mut block, &placeholder, None);
+            o.copy_from_slice(&block[..B]);
+        } else {
+            let mut state = State::new(key, &[0; NONCE_LEN]);
+            let mut ks = [0u8; MAX_BATCH];
+            for (chunk, outs) in inputs.chunks(L::N).zip(out.chunks_mut(L::N)) {
+                // Words 12..16 of every block, lane-major per word.
+                let mut words = [[0u32; 16]; 4];
+                for (lane, input) in chunk.iter().enumerate() {
+                    for (w, bytes) in words.iter_mut().zip(input.chunks_exact(4)) {
+                        w[lane] = u32::from_le_bytes(bytes.try_into().expect("4 bytes"));
+                    }
+                }
+                let mut x = [L::splat(0); 16];
+                for (xi, &wi) in x.iter_mut().zip(&state.words) {
+                    *xi = L::splat(wi);
+                }
+                for (i, w) in words.iter().enumerate() {
+                    x[12 + i] = L::load_lanes(&w[..L::N]);
+                }
+                let init = x;
+                for _ in 0..10 {
+                    let [x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10, x11, x12, x13, x14, x15] =
+                        &mut x;
+                    quarter(x0, x4, x8, x12);
+                    quarter(x1, x5, x9, x13);
+                    quarter(x2, x6, x10, x14);
+                    quarter(x3, x7, x11, x15);
+                    quarter(x0, x5, x10, x15);
+                    quarter(x1, x6, x11, x12);
+                    quarter(x2, x7, x8, x13);
+                    quarter(x3, x4, x9, x14);
+                }
+                for (xi, i) in x.iter_mut().zip(init) {
+                    *xi = xi.add(i);
+                }
+                let ks = &mut ks[..L::N * 64];
+                ks.fill(0);
+                let p = ks.as_mut_ptr();
+                L::xor_vertical(&x, p, p);
+                for (lane, o) in outs.iter_mut().enumerate() {
+                    o.copy_from_slice(&ks[lane * 64..lane * 64 + B]);
+                }
+                for v in x.iter_mut() {
+                    core::ptr::write_volatile(v, L::splat(0));
                 }
             }
-            let mut x = [L::splat(0); 16];
-            for (xi, &wi) in x.iter_mut().zip(&state.words) {
-                *xi = L::splat(wi);
-            }
-            for (i, w) in words.iter().enumerate() {
-                x[12 + i] = L::load_lanes(&w[..L::N]);
-            }
-            let init = x;
-            for _ in 0..10 {
-                let [x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10, x11, x12, x13, x14, x15] = &mut x;
-                quarter(x0, x4, x8, x12);
-                quarter(x1, x5, x9, x13);
-                quarter(x2, x6, x10, x14);
-                quarter(x3, x7, x11, x15);
-                quarter(x0, x5, x10, x15);
-                quarter(x1, x6, x11, x12);
-                quarter(x2, x7, x8, x13);
-                quarter(x3, x4, x9, x14);
-            }
-            for (xi, i) in x.iter_mut().zip(init) {
-                *xi = xi.add(i);
-            }
-            let ks = &mut ks[..L::N * 64];
-            ks.fill(0);
-            L::xor_vertical(&x, ks.as_ptr(), ks.as_mut_ptr());
-            for (lane, o) in outs.iter_mut().enumerate() {
-                o.copy_from_slice(&ks[lane * 64..lane * 64 + B]);
-            }
-            for v in x.iter_mut() {
-                core::ptr::write_volatile(v, L::splat(0));
-            }
+            wipe(&mut ks);
+            state.words.zeroize();
         }
-        wipe(&mut ks);
-        state.words.zeroize();
+        wipe(&mut block);
     }
-    wipe(&mut block);
 }
 
 #[cfg(test)]

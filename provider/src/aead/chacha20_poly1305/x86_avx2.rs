@@ -32,29 +32,38 @@ static ROT8: Mask = Mask([
 /// whole 8-way loop, where registers are short (measured 5 % faster).
 #[inline(always)]
 unsafe fn mask(m: &'static Mask) -> __m256i {
-    core::ptr::read_volatile((m as *const Mask).cast::<__m256i>())
+    // SAFETY: a volatile read of a `static` 32-byte-aligned `Mask` (32 bytes, as an `__m256i`);
+    // the CPU has AVX2 (`Lanes` contract).
+    unsafe { core::ptr::read_volatile((m as *const Mask).cast::<__m256i>()) }
 }
 
 /// `out[i] = input[i] ^ ks[i]` for `ks.len()` bytes, 32 at a time; `input`
 /// may equal `out`.
 #[inline(always)]
 pub(super) unsafe fn xor32(input: *const u8, out: *mut u8, ks: &[u8]) {
-    let n = ks.len();
-    let mut i = 0;
-    while i + 32 <= n {
-        let x = _mm256_xor_si256(
-            _mm256_loadu_si256(input.add(i).cast()),
-            _mm256_loadu_si256(ks.as_ptr().add(i).cast()),
-        );
-        _mm256_storeu_si256(out.add(i).cast(), x);
-        i += 32;
-    }
-    while i < n {
-        *out.add(i) = *input.add(i) ^ ks[i];
-        i += 1;
+    // SAFETY: the CPU has AVX2; `input` and `out` are valid for `ks.len()` bytes (`Lanes`
+    // contract): the vector loop reads and writes only at `i + W <= ks.len()`, the byte loop
+    // only below `ks.len()`.
+    unsafe {
+        let n = ks.len();
+        let mut i = 0;
+        while i + 32 <= n {
+            let x = _mm256_xor_si256(
+                _mm256_loadu_si256(input.add(i).cast()),
+                _mm256_loadu_si256(ks.as_ptr().add(i).cast()),
+            );
+            _mm256_storeu_si256(out.add(i).cast(), x);
+            i += 32;
+        }
+        while i < n {
+            *out.add(i) = *input.add(i) ^ ks[i];
+            i += 1;
+        }
     }
 }
 
+// SAFETY: every method uses AVX2 instructions only, and touches memory only as the trait's
+// contract says (slices bounds-checked, pointers within the stated lengths).
 unsafe impl Lanes for __m256i {
     const N: usize = 8;
     const ROW_BLOCKS: usize = 2;
@@ -71,103 +80,132 @@ unsafe impl Lanes for __m256i {
 
     #[inline(always)]
     unsafe fn splat(x: u32) -> Self {
-        _mm256_set1_epi32(x as i32)
+        // SAFETY: register-only intrinsics; the CPU has AVX2 (`Lanes` contract).
+        unsafe { _mm256_set1_epi32(x as i32) }
     }
     #[inline(always)]
     unsafe fn load_lanes(words: &[u32]) -> Self {
-        assert_eq!(words.len(), 8);
-        _mm256_loadu_si256(words.as_ptr().cast())
+        // SAFETY: the CPU has AVX2 (`Lanes` contract); the assert above bounds the load to
+        // `words`.
+        unsafe {
+            assert_eq!(words.len(), 8);
+            _mm256_loadu_si256(words.as_ptr().cast())
+        }
     }
     #[inline(always)]
     unsafe fn lane_index() -> Self {
-        _mm256_set_epi32(7, 6, 5, 4, 3, 2, 1, 0)
+        // SAFETY: register-only intrinsics; the CPU has AVX2 (`Lanes` contract).
+        unsafe { _mm256_set_epi32(7, 6, 5, 4, 3, 2, 1, 0) }
     }
     #[inline(always)]
     unsafe fn add(self, b: Self) -> Self {
-        _mm256_add_epi32(self, b)
+        // SAFETY: register-only intrinsics; the CPU has AVX2 (`Lanes` contract).
+        unsafe { _mm256_add_epi32(self, b) }
     }
     #[inline(always)]
     unsafe fn xor(self, b: Self) -> Self {
-        _mm256_xor_si256(self, b)
+        // SAFETY: register-only intrinsics; the CPU has AVX2 (`Lanes` contract).
+        unsafe { _mm256_xor_si256(self, b) }
     }
     #[inline(always)]
     unsafe fn rotl16(self) -> Self {
-        _mm256_shuffle_epi8(self, mask(&ROT16))
+        // SAFETY: register-only intrinsics; the CPU has AVX2 (`Lanes` contract).
+        unsafe { _mm256_shuffle_epi8(self, mask(&ROT16)) }
     }
     #[inline(always)]
     unsafe fn rotl12(self) -> Self {
-        _mm256_or_si256(_mm256_slli_epi32::<12>(self), _mm256_srli_epi32::<20>(self))
+        // SAFETY: register-only intrinsics; the CPU has AVX2 (`Lanes` contract).
+        unsafe { _mm256_or_si256(_mm256_slli_epi32::<12>(self), _mm256_srli_epi32::<20>(self)) }
     }
     #[inline(always)]
     unsafe fn rotl8(self) -> Self {
-        _mm256_shuffle_epi8(self, mask(&ROT8))
+        // SAFETY: register-only intrinsics; the CPU has AVX2 (`Lanes` contract).
+        unsafe { _mm256_shuffle_epi8(self, mask(&ROT8)) }
     }
     #[inline(always)]
     unsafe fn rotl7(self) -> Self {
-        _mm256_or_si256(_mm256_slli_epi32::<7>(self), _mm256_srli_epi32::<25>(self))
+        // SAFETY: register-only intrinsics; the CPU has AVX2 (`Lanes` contract).
+        unsafe { _mm256_or_si256(_mm256_slli_epi32::<7>(self), _mm256_srli_epi32::<25>(self)) }
     }
     #[inline(always)]
     unsafe fn shuffle<const IMM: i32>(self) -> Self {
-        _mm256_shuffle_epi32::<IMM>(self)
+        // SAFETY: register-only intrinsics; the CPU has AVX2 (`Lanes` contract).
+        unsafe { _mm256_shuffle_epi32::<IMM>(self) }
     }
     #[inline(always)]
     unsafe fn row(w: &[u32]) -> Self {
-        assert!(w.len() >= 4);
-        _mm256_broadcastsi128_si256(_mm_loadu_si128(w.as_ptr().cast()))
+        // SAFETY: the CPU has AVX2 (`Lanes` contract); the load reads the four words the assert
+        // above proved are in `w`.
+        unsafe {
+            assert!(w.len() >= 4);
+            _mm256_broadcastsi128_si256(_mm_loadu_si128(w.as_ptr().cast()))
+        }
     }
     #[inline(always)]
     unsafe fn row_counters(self) -> Self {
-        _mm256_add_epi32(self, _mm256_set_epi32(0, 0, 0, 1, 0, 0, 0, 0))
+        // SAFETY: register-only intrinsics; the CPU has AVX2 (`Lanes` contract).
+        unsafe { _mm256_add_epi32(self, _mm256_set_epi32(0, 0, 0, 1, 0, 0, 0, 0)) }
     }
     #[inline(always)]
     unsafe fn store_rows([a, b, c, d]: [Self; 4], out: *mut u8, blocks: usize) {
-        let first = [
-            _mm256_permute2x128_si256::<0x20>(a, b),
-            _mm256_permute2x128_si256::<0x20>(c, d),
-        ];
-        let second = [
-            _mm256_permute2x128_si256::<0x31>(a, b),
-            _mm256_permute2x128_si256::<0x31>(c, d),
-        ];
-        for (k, halves) in [first, second].into_iter().enumerate().take(blocks) {
-            _mm256_storeu_si256(out.add(64 * k).cast(), halves[0]);
-            _mm256_storeu_si256(out.add(64 * k + 32).cast(), halves[1]);
+        // SAFETY: the CPU has AVX2; `out` is valid for writes of `blocks` (at most
+        // `ROW_BLOCKS`) × 64 bytes (`Lanes` contract), and only that many blocks are stored.
+        unsafe {
+            let first = [
+                _mm256_permute2x128_si256::<0x20>(a, b),
+                _mm256_permute2x128_si256::<0x20>(c, d),
+            ];
+            let second = [
+                _mm256_permute2x128_si256::<0x31>(a, b),
+                _mm256_permute2x128_si256::<0x31>(c, d),
+            ];
+            for (k, halves) in [first, second].into_iter().enumerate().take(blocks) {
+                _mm256_storeu_si256(out.add(64 * k).cast(), halves[0]);
+                _mm256_storeu_si256(out.add(64 * k + 32).cast(), halves[1]);
+            }
         }
     }
     #[inline(always)]
     unsafe fn xor_vertical(x: &[Self; 16], input: *const u8, output: *mut u8) {
-        // Transpose words × blocks into blocks: 32 bytes of words 0–7 and 32
-        // bytes of words 8–15 per block.
-        for half in 0..2 {
-            let v = &x[half * 8..half * 8 + 8];
-            let t0 = _mm256_unpacklo_epi32(v[0], v[1]);
-            let t1 = _mm256_unpackhi_epi32(v[0], v[1]);
-            let t2 = _mm256_unpacklo_epi32(v[2], v[3]);
-            let t3 = _mm256_unpackhi_epi32(v[2], v[3]);
-            let t4 = _mm256_unpacklo_epi32(v[4], v[5]);
-            let t5 = _mm256_unpackhi_epi32(v[4], v[5]);
-            let t6 = _mm256_unpacklo_epi32(v[6], v[7]);
-            let t7 = _mm256_unpackhi_epi32(v[6], v[7]);
-            let u = [
-                (_mm256_unpacklo_epi64(t0, t2), _mm256_unpacklo_epi64(t4, t6)),
-                (_mm256_unpackhi_epi64(t0, t2), _mm256_unpackhi_epi64(t4, t6)),
-                (_mm256_unpacklo_epi64(t1, t3), _mm256_unpacklo_epi64(t5, t7)),
-                (_mm256_unpackhi_epi64(t1, t3), _mm256_unpackhi_epi64(t5, t7)),
-            ];
-            for (k, (lo, hi)) in u.into_iter().enumerate() {
-                for (block, ks) in [
-                    (k, _mm256_permute2x128_si256::<0x20>(lo, hi)),
-                    (k + 4, _mm256_permute2x128_si256::<0x31>(lo, hi)),
-                ] {
-                    let off = block * 64 + half * 32;
-                    let data = _mm256_loadu_si256(input.add(off).cast());
-                    _mm256_storeu_si256(output.add(off).cast(), _mm256_xor_si256(data, ks));
+        // SAFETY: the CPU has AVX2; `input` and `output` are valid for `N * 64` bytes (`Lanes`
+        // contract) and every offset below is a block (< N) × 64 plus a part of it below 64.
+        unsafe {
+            // Transpose words × blocks into blocks: 32 bytes of words 0–7 and 32
+            // bytes of words 8–15 per block.
+            for half in 0..2 {
+                let v = &x[half * 8..half * 8 + 8];
+                let t0 = _mm256_unpacklo_epi32(v[0], v[1]);
+                let t1 = _mm256_unpackhi_epi32(v[0], v[1]);
+                let t2 = _mm256_unpacklo_epi32(v[2], v[3]);
+                let t3 = _mm256_unpackhi_epi32(v[2], v[3]);
+                let t4 = _mm256_unpacklo_epi32(v[4], v[5]);
+                let t5 = _mm256_unpackhi_epi32(v[4], v[5]);
+                let t6 = _mm256_unpacklo_epi32(v[6], v[7]);
+                let t7 = _mm256_unpackhi_epi32(v[6], v[7]);
+                let u = [
+                    (_mm256_unpacklo_epi64(t0, t2), _mm256_unpacklo_epi64(t4, t6)),
+                    (_mm256_unpackhi_epi64(t0, t2), _mm256_unpackhi_epi64(t4, t6)),
+                    (_mm256_unpacklo_epi64(t1, t3), _mm256_unpacklo_epi64(t5, t7)),
+                    (_mm256_unpackhi_epi64(t1, t3), _mm256_unpackhi_epi64(t5, t7)),
+                ];
+                for (k, (lo, hi)) in u.into_iter().enumerate() {
+                    for (block, ks) in [
+                        (k, _mm256_permute2x128_si256::<0x20>(lo, hi)),
+                        (k + 4, _mm256_permute2x128_si256::<0x31>(lo, hi)),
+                    ] {
+                        let off = block * 64 + half * 32;
+                        let data = _mm256_loadu_si256(input.add(off).cast());
+                        _mm256_storeu_si256(output.add(off).cast(), _mm256_xor_si256(data, ks));
+                    }
                 }
             }
         }
     }
     #[inline(always)]
     unsafe fn xor_bytes(input: *const u8, out: *mut u8, ks: &[u8]) {
-        xor32(input, out, ks)
+        // SAFETY: the CPU has AVX2; `input` and `out` are valid for `ks.len()` bytes (`Lanes`
+        // contract): the vector loop reads and writes only at `i + W <= ks.len()`, the byte
+        // loop only below `ks.len()`.
+        unsafe { xor32(input, out, ks) }
     }
 }

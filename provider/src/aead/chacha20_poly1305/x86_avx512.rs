@@ -18,6 +18,8 @@ super::x86_64::x86_backend!(
     scrub = 3328
 );
 
+// SAFETY: every method uses AVX-512F/VL and AVX2 instructions only, and touches memory only as
+// the trait's contract says (slices bounds-checked, pointers within the stated lengths).
 unsafe impl Lanes for __m512i {
     const N: usize = 16;
     const ROW_BLOCKS: usize = 4;
@@ -35,112 +37,155 @@ unsafe impl Lanes for __m512i {
 
     #[inline(always)]
     unsafe fn splat(x: u32) -> Self {
-        _mm512_set1_epi32(x as i32)
+        // SAFETY: register-only intrinsics; the CPU has AVX-512F/VL and AVX2 (`Lanes`
+        // contract).
+        unsafe { _mm512_set1_epi32(x as i32) }
     }
     #[inline(always)]
     unsafe fn load_lanes(words: &[u32]) -> Self {
-        assert_eq!(words.len(), 16);
-        _mm512_loadu_si512(words.as_ptr().cast())
+        // SAFETY: the CPU has AVX-512F/VL and AVX2 (`Lanes` contract); the assert above bounds
+        // the load to `words`.
+        unsafe {
+            assert_eq!(words.len(), 16);
+            _mm512_loadu_si512(words.as_ptr().cast())
+        }
     }
     #[inline(always)]
     unsafe fn lane_index() -> Self {
-        _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
+        // SAFETY: register-only intrinsics; the CPU has AVX-512F/VL and AVX2 (`Lanes`
+        // contract).
+        unsafe { _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0) }
     }
     #[inline(always)]
     unsafe fn add(self, b: Self) -> Self {
-        _mm512_add_epi32(self, b)
+        // SAFETY: register-only intrinsics; the CPU has AVX-512F/VL and AVX2 (`Lanes`
+        // contract).
+        unsafe { _mm512_add_epi32(self, b) }
     }
     #[inline(always)]
     unsafe fn xor(self, b: Self) -> Self {
-        _mm512_xor_si512(self, b)
+        // SAFETY: register-only intrinsics; the CPU has AVX-512F/VL and AVX2 (`Lanes`
+        // contract).
+        unsafe { _mm512_xor_si512(self, b) }
     }
     #[inline(always)]
     unsafe fn rotl16(self) -> Self {
-        _mm512_rol_epi32::<16>(self)
+        // SAFETY: register-only intrinsics; the CPU has AVX-512F/VL and AVX2 (`Lanes`
+        // contract).
+        unsafe { _mm512_rol_epi32::<16>(self) }
     }
     #[inline(always)]
     unsafe fn rotl12(self) -> Self {
-        _mm512_rol_epi32::<12>(self)
+        // SAFETY: register-only intrinsics; the CPU has AVX-512F/VL and AVX2 (`Lanes`
+        // contract).
+        unsafe { _mm512_rol_epi32::<12>(self) }
     }
     #[inline(always)]
     unsafe fn rotl8(self) -> Self {
-        _mm512_rol_epi32::<8>(self)
+        // SAFETY: register-only intrinsics; the CPU has AVX-512F/VL and AVX2 (`Lanes`
+        // contract).
+        unsafe { _mm512_rol_epi32::<8>(self) }
     }
     #[inline(always)]
     unsafe fn rotl7(self) -> Self {
-        _mm512_rol_epi32::<7>(self)
+        // SAFETY: register-only intrinsics; the CPU has AVX-512F/VL and AVX2 (`Lanes`
+        // contract).
+        unsafe { _mm512_rol_epi32::<7>(self) }
     }
     #[inline(always)]
     unsafe fn shuffle<const IMM: i32>(self) -> Self {
-        _mm512_shuffle_epi32::<IMM>(self)
+        // SAFETY: register-only intrinsics; the CPU has AVX-512F/VL and AVX2 (`Lanes`
+        // contract).
+        unsafe { _mm512_shuffle_epi32::<IMM>(self) }
     }
     #[inline(always)]
     unsafe fn row(w: &[u32]) -> Self {
-        assert!(w.len() >= 4);
-        _mm512_broadcast_i32x4(_mm_loadu_si128(w.as_ptr().cast()))
+        // SAFETY: the CPU has AVX-512F/VL and AVX2 (`Lanes` contract); the load reads the four
+        // words the assert above proved are in `w`.
+        unsafe {
+            assert!(w.len() >= 4);
+            _mm512_broadcast_i32x4(_mm_loadu_si128(w.as_ptr().cast()))
+        }
     }
     #[inline(always)]
     unsafe fn row_counters(self) -> Self {
-        _mm512_add_epi32(
-            self,
-            _mm512_set_epi32(0, 0, 0, 3, 0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 0),
-        )
+        // SAFETY: register-only intrinsics; the CPU has AVX-512F/VL and AVX2 (`Lanes`
+        // contract).
+        unsafe {
+            _mm512_add_epi32(
+                self,
+                _mm512_set_epi32(0, 0, 0, 3, 0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 0),
+            )
+        }
     }
     #[inline(always)]
     unsafe fn store_rows([a, b, c, d]: [Self; 4], out: *mut u8, blocks: usize) {
-        // Rows × lanes into blocks: block j is lane j of a, b, c, d.
-        let t0 = _mm512_shuffle_i32x4::<0x44>(a, b);
-        let t1 = _mm512_shuffle_i32x4::<0xee>(a, b);
-        let t2 = _mm512_shuffle_i32x4::<0x44>(c, d);
-        let t3 = _mm512_shuffle_i32x4::<0xee>(c, d);
-        let all = [
-            _mm512_shuffle_i32x4::<0x88>(t0, t2),
-            _mm512_shuffle_i32x4::<0xdd>(t0, t2),
-            _mm512_shuffle_i32x4::<0x88>(t1, t3),
-            _mm512_shuffle_i32x4::<0xdd>(t1, t3),
-        ];
-        for (j, block) in all.into_iter().enumerate().take(blocks) {
-            _mm512_storeu_si512(out.add(64 * j).cast(), block);
+        // SAFETY: the CPU has AVX-512F/VL and AVX2; `out` is valid for writes of `blocks` (at
+        // most `ROW_BLOCKS`) × 64 bytes (`Lanes` contract), and only that many blocks are
+        // stored.
+        unsafe {
+            // Rows × lanes into blocks: block j is lane j of a, b, c, d.
+            let t0 = _mm512_shuffle_i32x4::<0x44>(a, b);
+            let t1 = _mm512_shuffle_i32x4::<0xee>(a, b);
+            let t2 = _mm512_shuffle_i32x4::<0x44>(c, d);
+            let t3 = _mm512_shuffle_i32x4::<0xee>(c, d);
+            let all = [
+                _mm512_shuffle_i32x4::<0x88>(t0, t2),
+                _mm512_shuffle_i32x4::<0xdd>(t0, t2),
+                _mm512_shuffle_i32x4::<0x88>(t1, t3),
+                _mm512_shuffle_i32x4::<0xdd>(t1, t3),
+            ];
+            for (j, block) in all.into_iter().enumerate().take(blocks) {
+                _mm512_storeu_si512(out.add(64 * j).cast(), block);
+            }
         }
     }
     #[inline(always)]
     unsafe fn xor_vertical(x: &[Self; 16], input: *const u8, output: *mut u8) {
-        // Transpose words × blocks: first 4×4 within each 128-bit lane (per
-        // group of four words), then 4×4 of the lanes across the groups.
-        let mut g = [[_mm512_setzero_si512(); 4]; 4];
-        for (group, gj) in g.iter_mut().enumerate() {
-            let v = &x[group * 4..group * 4 + 4];
-            let t0 = _mm512_unpacklo_epi32(v[0], v[1]);
-            let t1 = _mm512_unpackhi_epi32(v[0], v[1]);
-            let t2 = _mm512_unpacklo_epi32(v[2], v[3]);
-            let t3 = _mm512_unpackhi_epi32(v[2], v[3]);
-            // Lane L of gj[j]: words 4·group … 4·group+3 of block 4L + j.
-            gj[0] = _mm512_unpacklo_epi64(t0, t2);
-            gj[1] = _mm512_unpackhi_epi64(t0, t2);
-            gj[2] = _mm512_unpacklo_epi64(t1, t3);
-            gj[3] = _mm512_unpackhi_epi64(t1, t3);
-        }
-        #[allow(clippy::needless_range_loop)] // j picks a register in each group
-        for j in 0..4 {
-            let p0 = _mm512_shuffle_i32x4::<0x44>(g[0][j], g[1][j]);
-            let p1 = _mm512_shuffle_i32x4::<0xee>(g[0][j], g[1][j]);
-            let p2 = _mm512_shuffle_i32x4::<0x44>(g[2][j], g[3][j]);
-            let p3 = _mm512_shuffle_i32x4::<0xee>(g[2][j], g[3][j]);
-            let blocks = [
-                _mm512_shuffle_i32x4::<0x88>(p0, p2),
-                _mm512_shuffle_i32x4::<0xdd>(p0, p2),
-                _mm512_shuffle_i32x4::<0x88>(p1, p3),
-                _mm512_shuffle_i32x4::<0xdd>(p1, p3),
-            ];
-            for (lane, ks) in blocks.into_iter().enumerate() {
-                let off = (4 * lane + j) * 64;
-                let data = _mm512_loadu_si512(input.add(off).cast());
-                _mm512_storeu_si512(output.add(off).cast(), _mm512_xor_si512(data, ks));
+        // SAFETY: the CPU has AVX-512F/VL and AVX2; `input` and `output` are valid for `N * 64`
+        // bytes (`Lanes` contract) and every offset below is a block (< N) × 64 plus a part of
+        // it below 64.
+        unsafe {
+            // Transpose words × blocks: first 4×4 within each 128-bit lane (per
+            // group of four words), then 4×4 of the lanes across the groups.
+            let mut g = [[_mm512_setzero_si512(); 4]; 4];
+            for (group, gj) in g.iter_mut().enumerate() {
+                let v = &x[group * 4..group * 4 + 4];
+                let t0 = _mm512_unpacklo_epi32(v[0], v[1]);
+                let t1 = _mm512_unpackhi_epi32(v[0], v[1]);
+                let t2 = _mm512_unpacklo_epi32(v[2], v[3]);
+                let t3 = _mm512_unpackhi_epi32(v[2], v[3]);
+                // Lane L of gj[j]: words 4·group … 4·group+3 of block 4L + j.
+                gj[0] = _mm512_unpacklo_epi64(t0, t2);
+                gj[1] = _mm512_unpackhi_epi64(t0, t2);
+                gj[2] = _mm512_unpacklo_epi64(t1, t3);
+                gj[3] = _mm512_unpackhi_epi64(t1, t3);
+            }
+            #[allow(clippy::needless_range_loop)] // j picks a register in each group
+            for j in 0..4 {
+                let p0 = _mm512_shuffle_i32x4::<0x44>(g[0][j], g[1][j]);
+                let p1 = _mm512_shuffle_i32x4::<0xee>(g[0][j], g[1][j]);
+                let p2 = _mm512_shuffle_i32x4::<0x44>(g[2][j], g[3][j]);
+                let p3 = _mm512_shuffle_i32x4::<0xee>(g[2][j], g[3][j]);
+                let blocks = [
+                    _mm512_shuffle_i32x4::<0x88>(p0, p2),
+                    _mm512_shuffle_i32x4::<0xdd>(p0, p2),
+                    _mm512_shuffle_i32x4::<0x88>(p1, p3),
+                    _mm512_shuffle_i32x4::<0xdd>(p1, p3),
+                ];
+                for (lane, ks) in blocks.into_iter().enumerate() {
+                    let off = (4 * lane + j) * 64;
+                    let data = _mm512_loadu_si512(input.add(off).cast());
+                    _mm512_storeu_si512(output.add(off).cast(), _mm512_xor_si512(data, ks));
+                }
             }
         }
     }
     #[inline(always)]
     unsafe fn xor_bytes(input: *const u8, out: *mut u8, ks: &[u8]) {
-        super::x86_avx2::xor32(input, out, ks)
+        // SAFETY: the CPU has AVX-512F/VL and AVX2; `input` and `out` are valid for `ks.len()`
+        // bytes (`Lanes` contract): the vector loop reads and writes only at `i + W <=
+        // ks.len()`, the byte loop only below `ks.len()`.
+        unsafe { super::x86_avx2::xor32(input, out, ks) }
     }
 }

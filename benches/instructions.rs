@@ -1,0 +1,51 @@
+//! Instruction counts per record under callgrind (`scripts/instructions.sh`),
+//! which are stable where timings on a shared VM are not. Seals, then
+//! opens, `RECORDS` records of each size on one backend; the script runs
+//! it twice (with 0 and with `RECORDS` records) and reports the difference
+//! per record, so key setup and start-up cancel out.
+//!
+//! ```text
+//! cargo bench -p rustls-fusion-benches --bench instructions --no-run
+//! valgrind --tool=callgrind <binary> ALG BACKEND SIZE RECORDS
+//! ```
+//! `ALG` is `aes128`, `aes256` or `chacha`; `BACKEND` a name from
+//! `Backend::name()`. Valgrind's CPU runs X86AesNi, X86Avx2, X86Ssse3 and
+//! Base only.
+
+use std::hint::black_box;
+
+use rustls_fusion::aead::{Aes128Gcm, Aes256Gcm, Backend, ChaCha20Poly1305};
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    // `cargo bench` passes `--bench`: nothing to do then.
+    if args.len() != 4 {
+        eprintln!("usage: instructions ALG BACKEND SIZE RECORDS");
+        return;
+    }
+    let size: usize = args[2].parse().expect("SIZE");
+    let records: usize = args[3].parse().expect("RECORDS");
+    let backend = Backend::ALL
+        .into_iter()
+        .find(|b| b.name() == args[1])
+        .expect("a backend name");
+    let aad = [0x17, 3, 3, 0x40, 0x11];
+    let mut buf = vec![0x5au8; size];
+    macro_rules! run {
+        ($key:expr) => {{
+            let key = $key.expect("this backend runs here");
+            for i in 0..records {
+                let nonce = [i as u8; 12];
+                let tag = key.seal_in_place(&nonce, &aad, black_box(&mut buf));
+                key.open_in_place(&nonce, &aad, black_box(&mut buf), &tag)
+                    .expect("opens");
+            }
+        }};
+    }
+    match args[0].as_str() {
+        "aes128" => run!(Aes128Gcm::with_backend(&[1; 16], backend)),
+        "aes256" => run!(Aes256Gcm::with_backend(&[1; 32], backend)),
+        "chacha" => run!(ChaCha20Poly1305::with_backend(&[1; 32], backend)),
+        other => panic!("unknown algorithm {other}"),
+    }
+}
