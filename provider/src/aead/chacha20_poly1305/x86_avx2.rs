@@ -11,7 +11,7 @@ super::x86_64::x86_backend!(
     features = "avx2,bmi2",
     lanes = __m256i,
     detected = avx2,
-    scrub_small = 1024,
+    scrub_small = 0,
     scrub = 2816
 );
 

@@ -14,7 +14,7 @@ super::x86_64::x86_backend!(
     features = "avx512f,avx512vl,avx2,bmi2",
     lanes = __m512i,
     detected = avx512,
-    scrub_small = 1024,
+    scrub_small = 0,
     scrub = 3328
 );
 
