@@ -37,6 +37,10 @@ use zeroize::Zeroize;
 
 use crate::aead::{ct_eq, NONCE_LEN, TAG_LEN};
 
+/// Stack scrubbed after a seal that hoisted its keys (`Lanes::HOIST_SEAL_FROM`):
+/// the spills lay within 1.9 KiB of the call (`tests/stack_residue.rs`).
+pub(super) const SCRUB_HOISTED: usize = 2560;
+
 /// Records shorter than this take the short path.
 const SHORT: usize = 128;
 /// Most registers of AES state in one batch.
@@ -85,6 +89,13 @@ pub(super) unsafe trait Lanes: Copy {
     const REGS: usize;
     /// Blocks per batch: one GHASH reduction each.
     const BATCH: usize = Self::REGS * Self::BLOCKS;
+    /// Seals of at least this many bytes keep round keys and hash powers
+    /// in registers across batches, where the compiler spills some of them
+    /// (`usize::MAX`: never). Otherwise each batch reloads them from the key
+    /// at each use, which leaves nothing on the stack but costs the ymm
+    /// engine 8–11 % at 8–16 KiB; there the spills cost less to scrub
+    /// (`SCRUB_HOISTED` bytes after the call) than the reloads.
+    const HOIST_SEAL_FROM: usize;
     unsafe fn loadu(p: *const u8) -> Self;
     unsafe fn storeu(self, p: *mut u8);
     /// The 16 bytes at `p` in every lane.
@@ -116,6 +127,7 @@ pub(super) unsafe trait Lanes: Copy {
 unsafe impl Lanes for __m128i {
     const BLOCKS: usize = 1;
     const REGS: usize = 8;
+    const HOIST_SEAL_FROM: usize = usize::MAX;
     #[inline(always)]
     unsafe fn loadu(p: *const u8) -> Self {
         // SAFETY: the CPU has AES-NI, PCLMULQDQ and SSSE3 and `p` is valid for reads of 16
@@ -326,8 +338,14 @@ macro_rules! x86_backend {
                 src: &[u8],
                 buf: &mut [u8],
             ) -> [u8; $crate::aead::TAG_LEN] {
+                let hoisted =
+                    buf.len() >= <$lanes as $crate::aead::aes_gcm::x86_64::Lanes>::HOIST_SEAL_FROM;
                 // SAFETY: a `Key` exists only where `new` detected the features.
-                unsafe { seal(&self.0, nonce, aad, src, buf) }
+                let tag = unsafe { seal(&self.0, nonce, aad, src, buf) };
+                if hoisted {
+                    $crate::aead::scrub_stack::<{ $crate::aead::aes_gcm::x86_64::SCRUB_HOISTED }>();
+                }
+                tag
             }
 
             pub(crate) fn open(
@@ -361,8 +379,14 @@ macro_rules! x86_backend {
                     "block beyond the tag"
                 );
                 let extra = $crate::aead::aes_gcm::x86_64::Extra { rk: rk.keys(), at };
+                let hoisted =
+                    buf.len() >= <$lanes as $crate::aead::aes_gcm::x86_64::Lanes>::HOIST_SEAL_FROM;
                 // SAFETY: as for `seal`.
-                unsafe { seal_with_block(&self.0, nonce, aad, buf, extra) }
+                let out = unsafe { seal_with_block(&self.0, nonce, aad, buf, extra) };
+                if hoisted {
+                    $crate::aead::scrub_stack::<{ $crate::aead::aes_gcm::x86_64::SCRUB_HOISTED }>();
+                }
+                out
             }
 
             /// Seals from an arbitrary pre-counter block J0 (tests only).
@@ -1144,7 +1168,21 @@ unsafe fn crypt<V: Lanes, const NR: usize, const P: usize, const X: usize, const
             buf[from_src..src.len()].copy_from_slice(&src[from_src..]);
             let ctr = _mm_add_epi32(j0, _mm_set_epi32(0, 0, 0, 1));
             let (ctr, acc_main) = match dir {
-                Direction::Seal => seal_batches(
+                // Large records of a lane type that measures faster with the
+                // round keys and hash powers hoisted out of the batch loop
+                // (and spilled: the caller scrubs the stack, see
+                // `Lanes::HOIST_SEAL_FROM`).
+                Direction::Seal if n >= V::HOIST_SEAL_FROM => seal_batches::<V, NR, P, X, true>(
+                    key,
+                    ctr,
+                    acc,
+                    src.as_ptr(),
+                    from_src,
+                    buf.as_mut_ptr(),
+                    main_end,
+                    half,
+                ),
+                Direction::Seal => seal_batches::<V, NR, P, X, false>(
                     key,
                     ctr,
                     acc,
@@ -1258,7 +1296,14 @@ unsafe fn crypt_tail(
 /// valid for `regs * V::BLOCKS * 16` bytes (they may be equal), and so is
 /// the hashed batch, `hash.0`, for `hash.1` registers; `regs <= MAX_REGS`.
 #[inline(always)]
-unsafe fn batch<V: Lanes, const NR: usize, const P: usize, const X: usize, const OPEN: bool>(
+unsafe fn batch<
+    V: Lanes,
+    const NR: usize,
+    const P: usize,
+    const X: usize,
+    const OPEN: bool,
+    const HOIST: bool,
+>(
     key: &KeyData<V, NR, P, X>,
     ctr: V,
     input: *const u8,
@@ -1272,11 +1317,16 @@ unsafe fn batch<V: Lanes, const NR: usize, const P: usize, const X: usize, const
     // below is `j * V::BLOCKS * 16` for `j < regs`. Round keys are whole 16-byte entries of
     // `key.rk`.
     unsafe {
-        // An open reads round keys and hash powers from the key in every batch:
-        // hoisted out of its batch loop they did not fit in the registers and
-        // were spilled (measured on xmm: a third of the loop was stack traffic;
-        // a seal measured faster without this).
-        let key = core::hint::black_box(key);
+        // An open, and a seal unless `HOIST`, reads round keys and hash powers
+        // from the key in every batch: hoisted out of the batch loop they did
+        // not fit in the registers and were spilled (measured on xmm: a third
+        // of an open's loop was stack traffic; and spills leave key material
+        // on the stack, see `Lanes::HOIST_SEAL_FROM`).
+        let key = if HOIST {
+            key
+        } else {
+            core::hint::black_box(key)
+        };
         let mut x = [V::zero(); MAX_REGS];
         let k0 = V::broadcast(key.rk[0].as_ptr());
         for (j, xj) in x.iter_mut().enumerate().take(regs) {
@@ -1284,9 +1334,15 @@ unsafe fn batch<V: Lanes, const NR: usize, const P: usize, const X: usize, const
         }
         let mut sum = Acc::<V>::new();
         for r in 1..NR {
-            // Loaded where used (an opaque pointer per round): loaded early,
-            // the first round keys were spilled and left on the stack.
-            let k = V::broadcast(core::hint::black_box(&key.rk)[r].as_ptr());
+            // A seal that does not hoist loads each round key where it is used,
+            // through an opaque pointer: loaded early, the first round keys were
+            // spilled and left on the stack. (An open's did not spill; the
+            // opaque pointer cost its ymm loop 6 %.)
+            let k = if HOIST || OPEN {
+                V::broadcast(key.rk[r].as_ptr())
+            } else {
+                V::broadcast(core::hint::black_box(&key.rk)[r].as_ptr())
+            };
             for xj in x.iter_mut().take(regs) {
                 *xj = xj.aesenc(k);
             }
@@ -1363,7 +1419,7 @@ struct Cursor<V> {
 /// `buf + cur.off` are valid for the batch's `regs * V::BLOCKS * 16` bytes,
 /// and `prev`, if any, for the previous batch's.
 #[inline(always)]
-unsafe fn seal_one<V: Lanes, const NR: usize, const P: usize, const X: usize>(
+unsafe fn seal_one<V: Lanes, const NR: usize, const P: usize, const X: usize, const HOIST: bool>(
     key: &KeyData<V, NR, P, X>,
     cur: &mut Cursor<V>,
     regs: usize,
@@ -1376,7 +1432,8 @@ unsafe fn seal_one<V: Lanes, const NR: usize, const P: usize, const X: usize>(
     // written.
     unsafe {
         let out = buf.add(cur.off);
-        cur.acc = batch::<_, NR, P, X, false>(key, cur.ctr, input, out, regs, *prev, cur.acc);
+        cur.acc =
+            batch::<_, NR, P, X, false, HOIST>(key, cur.ctr, input, out, regs, *prev, cur.acc);
         cur.ctr = cur.ctr.add_ctr((regs * V::BLOCKS) as i32);
         *prev = Some((out, regs));
         cur.off += regs * V::BLOCKS * 16;
@@ -1394,7 +1451,13 @@ unsafe fn seal_one<V: Lanes, const NR: usize, const P: usize, const X: usize>(
 /// `from_src` bytes, a batch boundary (or the end of the half batch).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn seal_batches<V: Lanes, const NR: usize, const P: usize, const X: usize>(
+unsafe fn seal_batches<
+    V: Lanes,
+    const NR: usize,
+    const P: usize,
+    const X: usize,
+    const HOIST: bool,
+>(
     key: &KeyData<V, NR, P, X>,
     ctr: __m128i,
     acc: __m128i,
@@ -1425,11 +1488,11 @@ unsafe fn seal_batches<V: Lanes, const NR: usize, const P: usize, const X: usize
         };
         while cur.off < end {
             let input = from(cur.off);
-            seal_one(key, &mut cur, V::REGS, input, buf, &mut prev);
+            seal_one::<_, NR, P, X, HOIST>(key, &mut cur, V::REGS, input, buf, &mut prev);
         }
         if half {
             let input = from(cur.off);
-            seal_one(key, &mut cur, V::REGS / 2, input, buf, &mut prev);
+            seal_one::<_, NR, P, X, HOIST>(key, &mut cur, V::REGS / 2, input, buf, &mut prev);
         }
         if let Some((last, regs)) = prev {
             let mut sum = Acc::<V>::new();
@@ -1461,7 +1524,8 @@ unsafe fn open_one<V: Lanes, const NR: usize, const P: usize, const X: usize>(
     // contract).
     unsafe {
         let p = buf.add(cur.off);
-        cur.acc = batch::<_, NR, P, X, true>(key, cur.ctr, p, p, regs, Some((p, regs)), cur.acc);
+        cur.acc =
+            batch::<_, NR, P, X, true, false>(key, cur.ctr, p, p, regs, Some((p, regs)), cur.acc);
         cur.ctr = cur.ctr.add_ctr((regs * V::BLOCKS) as i32);
         cur.off += regs * V::BLOCKS * 16;
     }

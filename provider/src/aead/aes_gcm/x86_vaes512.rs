@@ -25,6 +25,7 @@ super::x86_64::x86_backend!(
 unsafe impl Lanes for __m512i {
     const BLOCKS: usize = 4;
     const REGS: usize = 8;
+    const HOIST_SEAL_FROM: usize = usize::MAX;
     #[inline(always)]
     unsafe fn loadu(p: *const u8) -> Self {
         // SAFETY: the CPU has AVX-512F/BW/VL, VAES and VPCLMULQDQ and `p` is valid for reads of
