@@ -20,17 +20,20 @@ const COUNT_ERRORS: u64 = 0x1201;
 
 /// One valgrind client request (valgrind.h's
 /// `VALGRIND_DO_CLIENT_REQUEST_EXPR` for amd64): `rdi` is rotated by 128
-/// bits in all (unchanged), `xchg rbx, rbx` changes nothing, and only
-/// valgrind, which recognises the sequence, reads the arguments at `rax`
-/// and writes a result to `rdx` (0, the default, outside valgrind).
+/// bits in all, `xchg rbx, rbx` changes nothing, and only valgrind, which
+/// recognises the sequence, reads the arguments at `rax` and writes a
+/// result to `rdx` (0, the default, outside valgrind). The rotations set
+/// the carry and overflow flags, so the flags are clobbered (as valgrind.h
+/// declares them).
 #[cfg(target_arch = "x86_64")]
 fn client_request(request: u64, addr: usize, len: usize) -> u64 {
     let args: [u64; 6] = [request, addr as u64, len as u64, 0, 0, 0];
     let result: u64;
-    // SAFETY: the sequence has no effect outside valgrind (the four
-    // rotations of rdi sum to 128 bits, and rbx is exchanged with itself);
-    // under valgrind it reads the six words at `args`, which live until the
-    // block ends, and writes only rdx.
+    // SAFETY: outside valgrind the sequence changes only rdi (declared as
+    // clobbered; rotated, it holds a rotation of whatever it held) and the
+    // flags (not declared preserved); rbx is exchanged with itself. Under
+    // valgrind it also reads the six words at `args`, which live until the
+    // block ends, and writes only rdx. No stack is used.
     unsafe {
         core::arch::asm!(
             "rol rdi, 3",
@@ -41,7 +44,7 @@ fn client_request(request: u64, addr: usize, len: usize) -> u64 {
             in("rax") args.as_ptr(),
             inout("rdx") 0u64 => result,
             out("rdi") _,
-            options(nostack, preserves_flags),
+            options(nostack),
         );
     }
     result
@@ -79,16 +82,21 @@ pub fn declassify(bytes: &mut [u8]) {
 /// frames of calls that have returned, dead memory nothing owns) into
 /// `out`. Inlined, so "the caller" is the function that calls this.
 ///
+/// # Safety
+/// The calling thread's stack must be mapped for at least `out.len()`
+/// bytes below the caller's frame (tests run this on a thread they spawn
+/// with a stack far larger than `out`).
+///
 /// # Panics
 /// If `out` is empty.
 #[inline(always)]
-pub fn dead_stack(out: &mut [u8]) {
+pub unsafe fn dead_stack(out: &mut [u8]) {
     assert!(!out.is_empty(), "nothing to copy");
     #[cfg(target_arch = "x86_64")]
     // SAFETY: `rep movsb` copies `out.len()` bytes from `rsp - len` up to
     // `rsp` into `out`, which is writable for that length; the source is
-    // the mapped stack of this thread below its live frames (the caller
-    // asks for far less than a thread's stack), read only. The direction
+    // the mapped stack of this thread below its live frames (mapped for
+    // that length: this fn's contract), read only. The direction
     // flag is clear at every call boundary (System V ABI), and nothing is
     // pushed. `sub` changes the arithmetic flags, which are not preserved.
     unsafe {
@@ -105,7 +113,8 @@ pub fn dead_stack(out: &mut [u8]) {
     #[cfg(target_arch = "aarch64")]
     // SAFETY: the loop copies `out.len()` (non-zero) bytes from `sp - len`
     // up to `sp` into `out`, which is writable for that length; the source
-    // is this thread's mapped stack below its live frames, read only.
+    // is this thread's stack below its live frames, mapped for that length
+    // (this fn's contract), read only.
     unsafe {
         core::arch::asm!(
             "mov {src}, sp",

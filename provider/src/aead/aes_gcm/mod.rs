@@ -157,7 +157,11 @@ impl<const KEY_LEN: usize> AesGcm<KEY_LEN> {
         block: &BlockKey,
         at: usize,
     ) -> ([u8; TAG_LEN], [u8; 5]) {
-        assert!(at + 16 <= buf.len() + TAG_LEN, "block beyond the tag");
+        assert!(
+            at.checked_add(16)
+                .is_some_and(|end| end <= buf.len() + TAG_LEN),
+            "block beyond the tag"
+        );
         #[cfg(target_arch = "x86_64")]
         {
             let fused = match (self, block.aes128(), block.aes256()) {

@@ -375,7 +375,8 @@ macro_rules! x86_backend {
                 at: usize,
             ) -> ([u8; $crate::aead::TAG_LEN], [u8; 16]) {
                 assert!(
-                    at + 16 <= buf.len() + $crate::aead::TAG_LEN,
+                    at.checked_add(16)
+                        .is_some_and(|end| end <= buf.len() + $crate::aead::TAG_LEN),
                     "block beyond the tag"
                 );
                 let extra = $crate::aead::aes_gcm::x86_64::Extra { rk: rk.keys(), at };
@@ -410,10 +411,9 @@ macro_rules! x86_backend {
             src: &[u8],
             buf: &mut [u8],
         ) -> [u8; $crate::aead::TAG_LEN] {
-            // SAFETY: the kernel needs only CPU features: this fn's `#[target_feature]` list
-            // (macro entry point, reached only through a detected `Key`) or its caller's
-            // contract (kernel) provides AES-NI, PCLMULQDQ, SSSE3 and the lane type's; `crypt`
-            // checks every length it relies on.
+            // SAFETY: this entry point enables the backend's features, which include
+            // the kernel's (AES-NI, PCLMULQDQ, SSSE3 and the lane type's), and it is
+            // reached only through a `Key`, which exists only after detection.
             unsafe { $crate::aead::aes_gcm::x86_64::seal(key, nonce, aad, src, buf) }
         }
 
@@ -425,8 +425,7 @@ macro_rules! x86_backend {
             buf: &mut [u8],
             tag: &[u8; $crate::aead::TAG_LEN],
         ) -> bool {
-            // SAFETY: as for `seal`: the features come from the `#[target_feature]` list or the
-            // caller's contract, and `crypt` checks its lengths.
+            // SAFETY: as for `seal`.
             unsafe { $crate::aead::aes_gcm::x86_64::open(key, nonce, aad, buf, tag) }
         }
 
@@ -438,8 +437,7 @@ macro_rules! x86_backend {
             buf: &mut [u8],
             extra: $crate::aead::aes_gcm::x86_64::Extra<'_>,
         ) -> ([u8; $crate::aead::TAG_LEN], [u8; 16]) {
-            // SAFETY: as for `seal`; `crypt` loads the extra block from `buf` only when `at +
-            // 16` is within the batches it wrote.
+            // SAFETY: as for `seal`.
             unsafe { $crate::aead::aes_gcm::x86_64::seal_with_block(key, nonce, aad, buf, extra) }
         }
 
@@ -555,7 +553,8 @@ impl<const NR: usize> Drop for RoundKeys<NR> {
 }
 
 /// # Safety
-/// The CPU must have AES-NI; `key` must be 16 or 32 bytes.
+/// The CPU must have AES-NI, PCLMULQDQ and SSSE3 (the features enabled
+/// here); `key` must be 16 or 32 bytes (checked).
 #[target_feature(enable = "aes,pclmulqdq,ssse3")]
 unsafe fn expand_round_keys(out: &mut [[u8; 16]; 15], key: &[u8]) {
     // SAFETY: AES-NI and SSSE3 are enabled on this fn (its contract); each store writes one
@@ -574,7 +573,8 @@ unsafe fn expand_round_keys(out: &mut [[u8; 16]; 15], key: &[u8]) {
 /// registers and one 16-byte stack slot, wiped before returning.
 ///
 /// # Safety
-/// The CPU must have AES-NI; `out.len() == inputs.len()` and `B <= 16`.
+/// The CPU must have AES-NI, PCLMULQDQ and SSSE3 (the features enabled
+/// here); `out.len() == inputs.len()` and `B <= 16`.
 #[target_feature(enable = "aes,pclmulqdq,ssse3")]
 unsafe fn ecb<const NR: usize, const B: usize>(
     rk: &[[u8; 16]; 15],
@@ -655,6 +655,10 @@ impl<V: Lanes, const NR: usize, const P: usize, const X: usize> KeyData<V, NR, P
                 "a batch hashes V::BATCH blocks with one reduction"
             );
             assert!(X == P || X == 0);
+            assert!(
+                V::REGS <= MAX_REGS,
+                "a batch's registers fit the state array"
+            );
         }
         Box::new(Self {
             rk: [[0; 16]; 15],
@@ -1114,7 +1118,7 @@ unsafe fn crypt<V: Lanes, const NR: usize, const P: usize, const X: usize, const
     // pointer derives from `src` or `buf` as a whole: the batches cover `[0, tail_start)` with
     // `tail_start <= n`, reading `src` only below `from_src <= src.len()` (a batch boundary or
     // `tail_start`, so no batch straddles it); the extra block is loaded at `e.at` only when
-    // `e.at + 16 <= tail_start`; every other load or store is on a whole local array or goes
+    // `e.at <= tail_start - 16` (no overflow); every other load or store is on a whole local array or goes
     // through `load_partial`/`store_partial`.
     unsafe {
         assert!(src.len() <= buf.len(), "prefix longer than the buffer");
@@ -1200,7 +1204,9 @@ unsafe fn crypt<V: Lanes, const NR: usize, const P: usize, const X: usize, const
             match extra {
                 // The extra block's input is ciphertext the batches already
                 // wrote: it rides in the tail's AES pass.
-                Some(e) if EXTRA && tail_blocks > 0 && e.at + 16 <= tail_start => {
+                Some(e)
+                    if EXTRA && tail_blocks > 0 && tail_start >= 16 && e.at <= tail_start - 16 =>
+                {
                     let mut y = _mm_loadu_si128(buf.as_ptr().add(e.at).cast());
                     keystream_plus(key, ctr, tail_blocks, &mut ks, e.rk, &mut y);
                     _mm_storeu_si128(extra_out.as_mut_ptr().cast(), y);
@@ -1446,8 +1452,9 @@ unsafe fn seal_one<V: Lanes, const NR: usize, const P: usize, const X: usize, co
 /// GHASH state.
 ///
 /// # Safety
-/// The CPU has the module's and `V`'s features; `buf` is valid for writes
-/// of `end` bytes, plus half a batch if `half`; `src` for reads of
+/// The CPU has the module's and `V`'s features; `end` is a whole number of
+/// batches (`V::BATCH * 16` bytes each); `buf` is valid for reads and
+/// writes of `end` bytes, plus half a batch if `half`; `src` for reads of
 /// `from_src` bytes, a batch boundary (or the end of the half batch).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
@@ -1472,6 +1479,7 @@ unsafe fn seal_batches<
     // `from_src` or wholly at or above it, so the pointer `from` picks is valid for the whole
     // batch.
     unsafe {
+        debug_assert!(end.is_multiple_of(V::BATCH * 16), "whole batches");
         let mut cur = Cursor {
             ctr: V::counters(ctr),
             acc,
@@ -1535,8 +1543,9 @@ unsafe fn open_one<V: Lanes, const NR: usize, const P: usize, const X: usize>(
 /// place, hashing each batch's ciphertext while it is decrypted.
 ///
 /// # Safety
-/// The CPU has the module's and `V`'s features; `buf` is valid for `end`
-/// bytes, plus half a batch if `half`.
+/// The CPU has the module's and `V`'s features; `end` is a whole number of
+/// batches (`V::BATCH * 16` bytes each); `buf` is valid for reads and
+/// writes of `end` bytes, plus half a batch if `half`.
 #[inline(always)]
 unsafe fn open_batches<V: Lanes, const NR: usize, const P: usize, const X: usize>(
     key: &KeyData<V, NR, P, X>,
@@ -1549,6 +1558,7 @@ unsafe fn open_batches<V: Lanes, const NR: usize, const P: usize, const X: usize
     // SAFETY: `buf` is valid for `end` bytes plus a half batch if `half` (this fn's contract),
     // the batches `open_one` visits.
     unsafe {
+        debug_assert!(end.is_multiple_of(V::BATCH * 16), "whole batches");
         let mut cur = Cursor {
             ctr: V::counters(ctr),
             acc,
@@ -1568,6 +1578,11 @@ unsafe fn open_batches<V: Lanes, const NR: usize, const P: usize, const X: usize
 }
 
 /// Seal with lane type `V` and `NR` AES rounds.
+///
+/// # Safety
+/// The CPU has AES-NI, PCLMULQDQ, SSSE3 and `V`'s features (the module's
+/// contract: the backends call this from their `#[target_feature]` entry
+/// points).
 #[inline(always)]
 pub(super) unsafe fn seal<V: Lanes, const NR: usize, const P: usize, const X: usize>(
     key: &KeyData<V, NR, P, X>,
@@ -1576,15 +1591,18 @@ pub(super) unsafe fn seal<V: Lanes, const NR: usize, const P: usize, const X: us
     src: &[u8],
     buf: &mut [u8],
 ) -> [u8; TAG_LEN] {
-    // SAFETY: the kernel needs only CPU features: this fn's `#[target_feature]` list (macro
-    // entry point, reached only through a detected `Key`) or its caller's contract (kernel)
-    // provides AES-NI, PCLMULQDQ, SSSE3 and the lane type's; `crypt` checks every length it
-    // relies on.
+    // SAFETY: `crypt` needs only the CPU features, which this fn's contract
+    // provides; it checks every length it relies on.
     unsafe { crypt::<V, NR, P, X, false>(key, j0(nonce), aad, src, buf, Direction::Seal, None).0 }
 }
 
 /// Seal, and encrypt the 16 bytes at `extra.at` of ciphertext ‖ tag under
 /// `extra.rk` in the same call. Returns the tag and that block.
+///
+/// # Safety
+/// The CPU has AES-NI, PCLMULQDQ, SSSE3 and `V`'s features (the module's
+/// contract: the backends call this from their `#[target_feature]` entry
+/// points).
 #[inline(always)]
 pub(super) unsafe fn seal_with_block<V: Lanes, const NR: usize, const P: usize, const X: usize>(
     key: &KeyData<V, NR, P, X>,
@@ -1593,14 +1611,19 @@ pub(super) unsafe fn seal_with_block<V: Lanes, const NR: usize, const P: usize, 
     buf: &mut [u8],
     extra: Extra<'_>,
 ) -> ([u8; TAG_LEN], [u8; 16]) {
-    // SAFETY: as for `seal`; `crypt` loads the extra block from `buf` only when `at + 16` is
-    // within the batches it wrote.
+    // SAFETY: as for `seal`; `crypt` loads the extra block from `buf` only when
+    // `at <= tail_start - 16`, within the batches it wrote.
     unsafe {
         crypt::<V, NR, P, X, true>(key, j0(nonce), aad, &[], buf, Direction::Seal, Some(extra))
     }
 }
 
 /// Seal from an arbitrary pre-counter block (tests: 32-bit counter wrap).
+///
+/// # Safety
+/// The CPU has AES-NI, PCLMULQDQ, SSSE3 and `V`'s features (the module's
+/// contract: the backends call this from their `#[target_feature]` entry
+/// points).
 #[cfg(test)]
 #[inline(always)]
 pub(super) unsafe fn seal_with_j0<V: Lanes, const NR: usize, const P: usize, const X: usize>(
@@ -1625,6 +1648,11 @@ pub(super) unsafe fn seal_with_j0<V: Lanes, const NR: usize, const P: usize, con
 }
 
 /// Open with lane type `V` and `NR` AES rounds; zeroes `buf` on failure.
+///
+/// # Safety
+/// The CPU has AES-NI, PCLMULQDQ, SSSE3 and `V`'s features (the module's
+/// contract: the backends call this from their `#[target_feature]` entry
+/// points).
 #[inline(always)]
 pub(super) unsafe fn open<V: Lanes, const NR: usize, const P: usize, const X: usize>(
     key: &KeyData<V, NR, P, X>,
@@ -1633,8 +1661,7 @@ pub(super) unsafe fn open<V: Lanes, const NR: usize, const P: usize, const X: us
     buf: &mut [u8],
     tag: &[u8; TAG_LEN],
 ) -> bool {
-    // SAFETY: as for `seal`: the features come from the `#[target_feature]` list or the
-    // caller's contract, and `crypt` checks its lengths.
+    // SAFETY: as for `seal`.
     unsafe {
         let (expected, _) =
             crypt::<V, NR, P, X, false>(key, j0(nonce), aad, &[], buf, Direction::Open, None);

@@ -241,8 +241,7 @@ macro_rules! x86_backend {
             buf: &mut [u8],
             dir: $crate::aead::chacha20_poly1305::x86_64::Direction,
         ) -> [u8; $crate::aead::TAG_LEN] {
-            // SAFETY: as for `seal` (entry point), or the caller's contract (kernel): the CPU
-            // has `L`'s features; the length assert is what `crypt_small` relies on.
+            // SAFETY: as for `seal`; the kernel's `small` asserts the lengths it relies on.
             unsafe {
                 $crate::aead::chacha20_poly1305::x86_64::small::<$lanes>(
                     key, nonce, aad, src, buf, dir,

@@ -39,11 +39,15 @@ unsafe fn mask(m: &'static Mask) -> __m256i {
 
 /// `out[i] = input[i] ^ ks[i]` for `ks.len()` bytes, 32 at a time; `input`
 /// may equal `out`.
+///
+/// # Safety
+/// The CPU has AVX2; `input` is valid for reads and `out` for writes of
+/// `ks.len()` bytes (they may be the same pointer).
 #[inline(always)]
 pub(super) unsafe fn xor32(input: *const u8, out: *mut u8, ks: &[u8]) {
-    // SAFETY: the CPU has AVX2; `input` and `out` are valid for `ks.len()` bytes (`Lanes`
-    // contract): the vector loop reads and writes only at `i + W <= ks.len()`, the byte loop
-    // only below `ks.len()`.
+    // SAFETY: the CPU has AVX2 and `input`/`out` are valid for `ks.len()` bytes (this
+    // fn's contract): the vector loop reads and writes only below `i + 32 <= ks.len()`,
+    // the byte loop only below `ks.len()`.
     unsafe {
         let n = ks.len();
         let mut i = 0;
@@ -203,9 +207,8 @@ unsafe impl Lanes for __m256i {
     }
     #[inline(always)]
     unsafe fn xor_bytes(input: *const u8, out: *mut u8, ks: &[u8]) {
-        // SAFETY: the CPU has AVX2; `input` and `out` are valid for `ks.len()` bytes (`Lanes`
-        // contract): the vector loop reads and writes only at `i + W <= ks.len()`, the byte
-        // loop only below `ks.len()`.
+        // SAFETY: `xor32`'s contract is this method's: the CPU has AVX2 and the
+        // pointers are valid for `ks.len()` bytes (`Lanes` contract).
         unsafe { xor32(input, out, ks) }
     }
 }

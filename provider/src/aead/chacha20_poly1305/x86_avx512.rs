@@ -183,9 +183,8 @@ unsafe impl Lanes for __m512i {
     }
     #[inline(always)]
     unsafe fn xor_bytes(input: *const u8, out: *mut u8, ks: &[u8]) {
-        // SAFETY: the CPU has AVX-512F/VL and AVX2; `input` and `out` are valid for `ks.len()`
-        // bytes (`Lanes` contract): the vector loop reads and writes only at `i + W <=
-        // ks.len()`, the byte loop only below `ks.len()`.
+        // SAFETY: `xor32` needs AVX2, which this backend has, and pointers valid for
+        // `ks.len()` bytes, as this method's (`Lanes`) contract guarantees.
         unsafe { super::x86_avx2::xor32(input, out, ks) }
     }
 }

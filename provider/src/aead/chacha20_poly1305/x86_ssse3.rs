@@ -151,7 +151,7 @@ unsafe impl Lanes for __m128i {
     #[inline(always)]
     unsafe fn xor_bytes(input: *const u8, out: *mut u8, ks: &[u8]) {
         // SAFETY: the CPU has SSSE3; `input` and `out` are valid for `ks.len()` bytes (`Lanes`
-        // contract): the vector loop reads and writes only at `i + W <= ks.len()`, the byte
+        // contract): the vector loop reads and writes only below `i + 16 <= ks.len()`, the byte
         // loop only below `ks.len()`.
         unsafe {
             let n = ks.len();
