@@ -1,8 +1,11 @@
 //! QUIC receive path on fuzzer packets: header-protection removal and open,
 //! through rustls's `quic` objects (Initial keys of a fuzzer-chosen
 //! connection id) and through the standalone `Opener`, on a genuine packet
-//! the fuzzer mutates or on bytes of its own. No panic; a packet that
-//! differs from the genuine one does not open, and its payload is zeroed.
+//! the fuzzer mutates or on bytes of its own. No panic; a packet that fails
+//! to open has its payload zeroed; a packet that opens is authentic: it is
+//! exactly what sealing its plaintext under its header and packet number
+//! gives (the fuzzer's own bytes may be a genuine packet for another packet
+//! number, which must open), and a mutated genuine packet never opens.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -58,10 +61,28 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     let changed = packet != genuine;
+    let received = packet.clone();
     if let Ok(info) = opener.unprotect_header(&mut packet, pn_offset) {
         let full = u64::from(info.truncated_pn);
+        let header = packet[..info.header_len].to_vec();
         match opener.open_packet(&mut packet, info.header_len, full) {
-            Ok(plain) => assert!(!changed && plain == &body[..], "a changed packet opened"),
+            Ok(plain) => {
+                assert!(raw || !changed, "a changed packet opened");
+                assert!(
+                    changed || plain == &body[..],
+                    "the genuine packet opened wrong"
+                );
+                // Authentic: sealing what it opened to reproduces it.
+                let mut again = [&header[..], plain, &[0; 16]].concat();
+                Sealer::new(cipher, &key, &iv, &hp)
+                    .unwrap()
+                    .seal_packet(&mut again, pn_offset, full)
+                    .unwrap();
+                assert_eq!(
+                    again, received,
+                    "an opened packet is not what sealing gives"
+                );
+            }
             Err(_) => assert!(packet[info.header_len.min(packet.len())..]
                 .iter()
                 .all(|&b| b == 0)),
@@ -96,6 +117,7 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     let changed = packet != genuine;
+    let received = packet.clone();
     if packet.len() >= pn_offset + 4 + 16 {
         let (head, sample) = packet.split_at_mut(pn_offset + 4);
         let (first, rest) = head.split_at_mut(1);
@@ -112,7 +134,37 @@ fuzz_target!(|data: &[u8]| {
             }
             let (h, p) = packet.split_at_mut(header_len);
             match server.remote.packet.decrypt_in_place(truncated, h, p) {
-                Ok(plain) => assert!(!changed && plain == &body[..], "a changed packet opened"),
+                Ok(plain) => {
+                    assert!(raw || !changed, "a changed packet opened");
+                    assert!(
+                        changed || plain == &body[..],
+                        "the genuine packet opened wrong"
+                    );
+                    // Authentic: sealing what it opened, under the same
+                    // header and packet number, reproduces it (fresh keys:
+                    // the packet-number guard of `client` has moved on).
+                    let fresh =
+                        Keys::initial(Version::V1, t13, t13.quic.unwrap(), dcid, Side::Client);
+                    let mut again = [&h[..], &plain[..]].concat();
+                    let (ah, ap) = again.split_at_mut(header_len);
+                    let tag = fresh
+                        .local
+                        .packet
+                        .encrypt_in_place(truncated, ah, ap)
+                        .unwrap();
+                    again.extend_from_slice(tag.as_ref());
+                    let (head, sample) = again.split_at_mut(pn_offset + 4);
+                    let (first, rest) = head.split_at_mut(1);
+                    fresh
+                        .local
+                        .header
+                        .encrypt_in_place(&sample[..16], &mut first[0], &mut rest[pn_offset - 1..])
+                        .unwrap();
+                    assert_eq!(
+                        again, received,
+                        "an opened packet is not what sealing gives"
+                    );
+                }
                 Err(e) => {
                     assert_eq!(e, rustls::Error::DecryptError);
                     assert!(p.iter().all(|&b| b == 0), "payload not zeroed");
