@@ -94,19 +94,7 @@ fuzz_target!(|data: &[u8]| {
     let t13 = suite.tls13().unwrap();
     let client = Keys::initial(Version::V1, t13, t13.quic.unwrap(), dcid, Side::Client);
     let server = Keys::initial(Version::V1, t13, t13.quic.unwrap(), dcid, Side::Server);
-    let mut genuine = [&header[..], &body].concat();
-    let (h, p) = genuine.split_at_mut(header.len());
-    let tag = client.local.packet.encrypt_in_place(pn, h, p).unwrap();
-    genuine.extend_from_slice(tag.as_ref());
-    {
-        let (head, sample) = genuine.split_at_mut(pn_offset + 4);
-        let (first, rest) = head.split_at_mut(1);
-        client
-            .local
-            .header
-            .encrypt_in_place(&sample[..16], &mut first[0], &mut rest[pn_offset - 1..])
-            .unwrap();
-    }
+    let genuine = rustls_seal(&client, &header, &body, pn, pn_offset);
     let mut packet = if raw { rest.to_vec() } else { genuine.clone() };
     if !raw {
         for pair in mutations.chunks(2) {
@@ -145,21 +133,7 @@ fuzz_target!(|data: &[u8]| {
                     // the packet-number guard of `client` has moved on).
                     let fresh =
                         Keys::initial(Version::V1, t13, t13.quic.unwrap(), dcid, Side::Client);
-                    let mut again = [&h[..], &plain[..]].concat();
-                    let (ah, ap) = again.split_at_mut(header_len);
-                    let tag = fresh
-                        .local
-                        .packet
-                        .encrypt_in_place(truncated, ah, ap)
-                        .unwrap();
-                    again.extend_from_slice(tag.as_ref());
-                    let (head, sample) = again.split_at_mut(pn_offset + 4);
-                    let (first, rest) = head.split_at_mut(1);
-                    fresh
-                        .local
-                        .header
-                        .encrypt_in_place(&sample[..16], &mut first[0], &mut rest[pn_offset - 1..])
-                        .unwrap();
+                    let again = rustls_seal(&fresh, h, plain, truncated, pn_offset);
                     assert_eq!(
                         again, received,
                         "an opened packet is not what sealing gives"
@@ -173,3 +147,19 @@ fuzz_target!(|data: &[u8]| {
         }
     }
 });
+
+/// `header ‖ payload` sealed as packet `pn` with the `local` keys of
+/// `keys`, then header-protected (the packet number at `pn_offset`).
+fn rustls_seal(keys: &Keys, header: &[u8], payload: &[u8], pn: u64, pn_offset: usize) -> Vec<u8> {
+    let mut packet = [header, payload].concat();
+    let (h, p) = packet.split_at_mut(header.len());
+    let tag = keys.local.packet.encrypt_in_place(pn, h, p).unwrap();
+    packet.extend_from_slice(tag.as_ref());
+    let (head, sample) = packet.split_at_mut(pn_offset + 4);
+    let (first, rest) = head.split_at_mut(1);
+    keys.local
+        .header
+        .encrypt_in_place(&sample[..16], &mut first[0], &mut rest[pn_offset - 1..])
+        .unwrap();
+    packet
+}

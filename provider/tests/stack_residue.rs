@@ -11,6 +11,8 @@
 //! the test command).
 #![cfg(feature = "audit")]
 
+mod common;
+
 use std::collections::HashMap;
 
 use aes::cipher::{BlockCipherEncrypt, KeyInit};
@@ -104,17 +106,9 @@ impl Secrets {
     }
 }
 
-/// Distinctive bytes: no 8-byte window repeats by accident.
+/// Distinctive bytes (SplitMix64: no 8-byte window repeats by accident).
 fn random_bytes(n: usize, seed: u64) -> Vec<u8> {
-    let mut x = seed | 1;
-    (0..n)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x >> 24) as u8
-        })
-        .collect()
+    common::Rng::new(seed).bytes(n)
 }
 
 /// FIPS 197 key expansion: every round key.

@@ -791,8 +791,8 @@ pub(super) unsafe fn small<L: Lanes>(
     buf: &mut [u8],
     dir: Direction,
 ) -> [u8; TAG_LEN] {
-    // SAFETY: as for `seal` (entry point), or the caller's contract (kernel): the CPU has `L`'s
-    // features; the length assert is what `crypt_small` relies on.
+    // SAFETY: the CPU has `L`'s features (this fn's contract); the assert
+    // below gives `crypt_small` the lengths it relies on.
     unsafe {
         assert!(
             src.len() <= buf.len() && buf.len() <= SMALL,
