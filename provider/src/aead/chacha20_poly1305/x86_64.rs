@@ -32,6 +32,9 @@ use crate::aead::{NONCE_LEN, TAG_LEN};
 
 /// The largest batch any vertical kernel makes (AVX-512: 16 blocks).
 const MAX_BATCH: usize = 1024;
+/// Scratch for a horizontal tail's keystream (8 blocks) when `ks` has no
+/// room for it.
+const SPARE: usize = 512;
 /// Records up to this size take one horizontal call of 2, 4 or 8 blocks
 /// (the Poly1305 key block and up to seven data blocks).
 pub(super) const SMALL: usize = 448;
@@ -69,9 +72,6 @@ pub(super) unsafe trait Lanes: Copy {
     const MAX_SETS: usize;
     /// The vertical kernel's Poly1305 chain steps.
     const SCHEDULE: Schedule;
-    /// Whether the horizontal 8-block call runs chain steps between its
-    /// rounds (else the hash runs before it).
-    const STITCH_SMALL: bool;
     /// The lane type for 2-block calls (zmm → ymm: one ymm chain measured
     /// faster than a zmm one there).
     type Pair: Lanes;
@@ -546,7 +546,7 @@ unsafe fn horizontal<L: Lanes, const SETS: usize>(
 }
 
 /// 2, 4 or 8 blocks (`out.len()` 128, 256 or 512) in the latency-hiding
-/// horizontal layout, for short records, the head and small tails.
+/// horizontal layout, for short records.
 #[inline(always)]
 unsafe fn keystream_small<L: Lanes>(state: &State, counter: u32, out: &mut [u8], poly: &Poly1305) {
     // SAFETY: the CPU has `L`'s features (module contract); `horizontal` checks `out`.
@@ -576,28 +576,91 @@ unsafe fn keystream_small<L: Lanes>(state: &State, counter: u32, out: &mut [u8],
     }
 }
 
-/// 8 blocks (`out.len()` 512) from `counter` while Poly1305 absorbs `hash`
-/// (whole 32-byte steps, at most 1 KiB): stitched where the width does so,
-/// one after the other otherwise.
+/// Keystream for the last `blocks` blocks of a record (1 ..= `L::N`) from
+/// `counter` into `ks`, with the Poly1305 of `run` (whole 32-byte chain
+/// steps, at most [`run_capacity`]) absorbed between the rounds: the
+/// horizontal layout up to `L::MAX_SETS` sets (latency), a vertical pass
+/// beyond. Returns the keystream, `blocks * 64` bytes of `ks`; `ks` must
+/// hold [`tail_footprint`] bytes.
+///
+/// # Safety
+/// The CPU has `L`'s features; `run` is valid for reads and does not
+/// overlap `ks`.
 #[inline(always)]
-unsafe fn keystream_hashing<L: Lanes>(
+unsafe fn keystream_tail<'k, L: Lanes>(
     state: &State,
     counter: u32,
-    out: &mut [u8],
+    ks: &'k mut [u8],
+    blocks: usize,
     poly: &mut Poly1305,
-    hash: &[u8],
-) {
-    // SAFETY: the CPU has `L`'s features (module contract); `horizontal` checks `out`.
+    run: Option<Hash>,
+) -> &'k [u8] {
+    // SAFETY: the CPU has `L`'s features and `run` is valid for reads (this fn's contract);
+    // `horizontal` checks its output length, and the vertical pass gets one pointer to `ks`
+    // (asserted to hold the `L::N * 64` bytes it reads and writes) for input and output.
     unsafe {
-        debug_assert!(hash.len().is_multiple_of(32) && hash.len() <= 1024);
-        if L::STITCH_SMALL && out.len() <= 2 * L::ROW_BLOCKS * 64 {
-            let mut chains = poly.chains_begin(hash.len() / 32);
-            horizontal::<L, 2>(state, counter, out, poly, Some((hash, &mut chains)));
-            poly.chains_end(chains);
-        } else {
-            poly.blocks(hash);
-            keystream_small::<L>(state, counter, out, poly);
+        assert!((1..=L::N).contains(&blocks), "a tail of 1 ..= N blocks");
+        debug_assert!(
+            run.is_none_or(|r| r.len.is_multiple_of(32) && r.len <= run_capacity::<L>(blocks))
+        );
+        if blocks > L::MAX_SETS * L::ROW_BLOCKS {
+            let out = &mut ks[..L::N * 64];
+            out.fill(0);
+            let p = out.as_mut_ptr();
+            vertical::<L>(state, counter, p, p, poly, run);
+            return &ks[..blocks * 64];
         }
+        let out = &mut ks[..blocks * 64];
+        let mut chains = run.map(|r| (r.bytes(), poly.chains_begin(r.len / 32)));
+        let stitch = chains.as_mut().map(|(data, c)| (*data, c));
+        macro_rules! call {
+            ($lanes:ty) => {{
+                match blocks.div_ceil(<$lanes>::ROW_BLOCKS) {
+                    1 => horizontal::<$lanes, 1>(state, counter, out, poly, stitch),
+                    2 => horizontal::<$lanes, 2>(state, counter, out, poly, stitch),
+                    3 => horizontal::<$lanes, 3>(state, counter, out, poly, stitch),
+                    _ => horizontal::<$lanes, 4>(state, counter, out, poly, stitch),
+                }
+            }};
+        }
+        if blocks <= 2 {
+            call!(L::Pair);
+        } else {
+            call!(L);
+        }
+        if let Some((_, c)) = chains {
+            poly.chains_end(c);
+        }
+        &ks[..blocks * 64]
+    }
+}
+
+/// The bytes of scratch [`keystream_tail`] writes for `blocks` blocks.
+#[inline(always)]
+const fn tail_footprint<L: Lanes>(blocks: usize) -> usize {
+    if blocks > L::MAX_SETS * L::ROW_BLOCKS {
+        L::N * 64
+    } else {
+        blocks * 64
+    }
+}
+
+/// The most ciphertext (bytes) the call [`keystream_tail`] makes for
+/// `blocks` blocks can hash between its rounds.
+#[inline(always)]
+const fn run_capacity<L: Lanes>(blocks: usize) -> usize {
+    if blocks > L::MAX_SETS * L::ROW_BLOCKS {
+        let s = L::SCHEDULE;
+        let mut per_round = 0;
+        let mut q = 0;
+        while q < 8 {
+            per_round += s.after[q];
+            q += 1;
+        }
+        32 * (per_round * s.rounds + s.end)
+    } else {
+        // `horizontal`: three steps per double round and two at the end.
+        32 * 32
     }
 }
 
@@ -659,88 +722,126 @@ pub(super) unsafe fn crypt<L: Lanes>(
         poly.reset(ks[..32].try_into().expect("32 bytes"));
         poly.padded(aad);
 
-        // With no batch and a tail of at most 512 bytes, the head's Poly1305
-        // runs inside the tail's keystream call (its chain steps between the
-        // rounds). An open then XORs the head only after that call hashed it.
-        let head_in_tail = batches_end == head && n > head && n - head <= 512;
-        if dir == Direction::Open && !head_in_tail {
-            poly.padded(&buf[..head]);
-        }
-        if dir == Direction::Seal || !head_in_tail {
-            let out = buf.as_mut_ptr();
-            let head_in = if from_src >= head {
-                src.as_ptr()
-            } else {
-                out.cast_const()
-            };
-            L::xor_bytes(head_in, out, &ks[64..64 + head]);
-        }
-        if dir == Direction::Seal && !head_in_tail {
-            poly.padded(&buf[..head]);
+        // Every pointer into `buf` from here on derives from this one.
+        let base = buf.as_mut_ptr();
+        // Ciphertext not yet hashed, `[pending, off)`, whole 32-byte steps
+        // unless it ends the message. A seal hashes each region during the
+        // next pass; an open hashes each batch during its own pass, and the
+        // head during the tail's pass if no batch comes between (else
+        // before the first batch), XORing it only then.
+        let mut pending = 0;
+        let len = n - batches_end;
+        let blocks = len.div_ceil(64);
+        // The head's keystream then waits at the top of `ks`, above the
+        // tail's, or (zmm: a head of 960 bytes) the tail's goes to a scratch
+        // of its own, which only that width's frame has.
+        let spare_tail = L::N * 64 > 512;
+        let head_later = dir == Direction::Open
+            && batches_end == head
+            && (blocks == 0
+                || head + tail_footprint::<L>(blocks) <= MAX_BATCH
+                || spare_tail && tail_footprint::<L>(blocks) <= SPARE);
+        match dir {
+            Direction::Seal => {
+                let head_in = if from_src >= head {
+                    src.as_ptr()
+                } else {
+                    base.cast_const()
+                };
+                L::xor_bytes(head_in, base, &ks[64..64 + head]);
+            }
+            Direction::Open if !head_later => {
+                poly.padded(&buf[..head]);
+                L::xor_bytes(base, base, &ks[64..64 + head]);
+                pending = head;
+            }
+            Direction::Open => {}
         }
         let mut counter = 1 + (head_max / 64) as u32;
         let mut off = head;
-        // A seal's last batch, until it is hashed (in the tail's vertical pass
-        // if there is one).
-        let mut prev: Option<usize> = None;
-        // Every pointer into `buf` in the batch loop derives from this one.
-        let base = buf.as_mut_ptr();
         match dir {
             Direction::Seal => {
+                // The first batch hashes the head, the others the batch before
+                // (two loops, so that each hash length is a constant).
+                macro_rules! seal_batch {
+                    ($hash_len:expr) => {{
+                        let input = if off + batch <= from_src {
+                            src.as_ptr().add(off)
+                        } else {
+                            base.add(off).cast_const()
+                        };
+                        let hash = Hash::new(base.add(off - $hash_len), $hash_len);
+                        vertical::<L>(&state, counter, input, base.add(off), &mut poly, Some(hash));
+                        pending = off;
+                        counter = counter.wrapping_add(L::N as u32);
+                        off += batch;
+                    }};
+                }
+                if off < batches_end {
+                    debug_assert_eq!(head, head_max);
+                    seal_batch!(head_max);
+                }
                 while off < batches_end {
-                    let input = if off + batch <= from_src {
-                        src.as_ptr().add(off)
-                    } else {
-                        base.add(off).cast_const()
-                    };
-                    let hash = prev.map(|p| Hash::new(base.add(p), batch));
-                    vertical::<L>(&state, counter, input, base.add(off), &mut poly, hash);
-                    prev = Some(off);
-                    counter = counter.wrapping_add(L::N as u32);
-                    off += batch;
+                    seal_batch!(batch);
                 }
             }
             Direction::Open => {
+                // Each batch hashes its own ciphertext before its stores.
                 while off < batches_end {
                     let p = base.add(off);
                     vertical::<L>(&state, counter, p, p, &mut poly, Some(Hash::new(p, batch)));
                     counter = counter.wrapping_add(L::N as u32);
                     off += batch;
+                    pending = off;
                 }
             }
         }
-        // Tail: less than a batch, with the cheapest keystream that covers it.
-        let len = n - off;
-        if head_in_tail {
-            let mut tail_ks = [0u8; 512];
-            keystream_hashing::<L>(&state, counter, &mut tail_ks, &mut poly, &buf[..head]);
-            if dir == Direction::Open {
-                let p = buf.as_mut_ptr();
-                L::xor_bytes(p, p, &ks[64..64 + head]);
+
+        // Tail: less than a batch, with the cheapest keystream that covers
+        // it. Its call hashes, between its rounds, what is pending (a seal:
+        // the last region; an open: the head if still pending, and the
+        // tail's own ciphertext), as far as whole steps and the call's
+        // capacity go; the rest is hashed around it.
+        if blocks == 0 {
+            // A seal's pending head ends the message; an open hashed it.
+            poly.padded(&buf[pending..n]);
+            if head_later {
+                L::xor_bytes(base, base, &ks[64..64 + head]);
             }
-            crypt_chunk::<L>(&mut poly, dir, &mut buf[off..], &tail_ks[..len]);
-            wipe(&mut tail_ks);
         } else {
-            match len {
-                0 => {}
-                1..=128 => keystream_small::<L>(&state, counter, &mut ks[..128], &poly),
-                129..=256 => keystream_small::<L>(&state, counter, &mut ks[..256], &poly),
-                // Without a batch to hash alongside, 8 blocks in the
-                // horizontal layout beat a vertical pass.
-                257..=512 if prev.is_none() => {
-                    keystream_small::<L>(&state, counter, &mut ks[..512], &poly)
-                }
-                _ => {
-                    ks[..batch].fill(0);
-                    let hash = prev.take().map(|p| Hash::new(buf.as_ptr().add(p), batch));
-                    let ks_ptr = ks.as_mut_ptr();
-                    vertical::<L>(&state, counter, ks_ptr, ks_ptr, &mut poly, hash);
+            let stop = match dir {
+                Direction::Seal => off,
+                Direction::Open => n,
+            };
+            let run_len = ((stop - pending) / 32 * 32).min(run_capacity::<L>(blocks));
+            let run = (run_len > 0).then(|| Hash::new(base.add(pending), run_len));
+            let mut spare = [0u8; SPARE];
+            let in_spare =
+                head_later && spare_tail && head + tail_footprint::<L>(blocks) > MAX_BATCH;
+            let head_ks = if in_spare { 64 } else { MAX_BATCH - head };
+            if head_later && !in_spare {
+                ks.copy_within(64..64 + head, head_ks);
+            }
+            let scratch: &mut [u8] = if in_spare { &mut spare } else { &mut ks };
+            let tail_ks = keystream_tail::<L>(&state, counter, scratch, blocks, &mut poly, run);
+            pending += run_len;
+            if dir == Direction::Seal {
+                // (Nothing unless the call could not take the whole region.)
+                poly.blocks(&buf[pending..off]);
+                let tail = &mut buf[off..];
+                L::xor_bytes(tail.as_ptr(), tail.as_mut_ptr(), &tail_ks[..len]);
+                poly.padded(tail);
+            } else {
+                poly.padded(&buf[pending..]);
+                let p = base.add(off);
+                L::xor_bytes(p, p, &tail_ks[..len]);
+                if head_later {
+                    L::xor_bytes(base, base, &ks[head_ks..head_ks + head]);
                 }
             }
-            if let Some(p) = prev {
-                poly.blocks(&buf[p..p + batch]);
+            if in_spare {
+                wipe(&mut spare);
             }
-            crypt_chunk::<L>(&mut poly, dir, &mut buf[off..], &ks[..len]);
         }
         // The tag first: Poly1305's key would otherwise be live across the
         // wipe's `memset` call and spilled (the stack-residue test).
@@ -819,6 +920,10 @@ unsafe fn crypt_small<L: Lanes>(
         let n = buf.len();
         buf[..src.len()].copy_from_slice(src);
         let mut ks = [0u8; 64 + SMALL];
+        // The key block and the data's blocks, rounded up to 2, 4 or 8 (on
+        // ymm, exactly 5 or 6 in three sets of rows measured 15 % faster at
+        // 256 bytes, but spilled key words, and a stack scrub after each
+        // short record cost more than that).
         let used = match n {
             0..=64 => 128,
             65..=192 => 256,

@@ -79,7 +79,6 @@ unsafe impl Lanes for __m256i {
         rounds: 8,
         end: 0,
     };
-    const STITCH_SMALL: bool = false;
     type Pair = __m256i;
 
     #[inline(always)]

@@ -31,7 +31,6 @@ unsafe impl Lanes for __m512i {
         rounds: 10,
         end: 2,
     };
-    const STITCH_SMALL: bool = true;
     /// Two blocks: one ymm chain measured faster than a zmm one.
     type Pair = __m256i;
 

@@ -28,7 +28,6 @@ unsafe impl Lanes for __m128i {
         rounds: 8,
         end: 0,
     };
-    const STITCH_SMALL: bool = false;
     type Pair = __m128i;
 
     #[inline(always)]
