@@ -70,8 +70,12 @@ pub(super) unsafe trait Lanes: Copy {
     const ROW_BLOCKS: usize;
     /// Most independent horizontal sets one call keeps in registers.
     const MAX_SETS: usize;
-    /// The vertical kernel's Poly1305 chain steps.
+    /// The vertical kernel's Poly1305 chain steps (at least a batch's,
+    /// `2 * N`).
     const SCHEDULE: Schedule;
+    /// Those of an open's first batch, which also hashes the head before
+    /// it (at least `4 * N - 2` steps).
+    const WIDE_SCHEDULE: Schedule;
     /// The lane type for 2-block calls (zmm → ymm: one ymm chain measured
     /// faster than a zmm one there).
     type Pair: Lanes;
@@ -391,7 +395,7 @@ unsafe fn quarter<L: Lanes>(a: &mut L, b: &mut L, c: &mut L, d: &mut L) {
 /// bytes (`input` may equal `output`), and `hash` is valid for reads (it
 /// may be `output`: it is read before the stores).
 #[inline(always)]
-unsafe fn vertical<L: Lanes>(
+unsafe fn vertical<L: Lanes, const WIDE: bool>(
     state: &State,
     counter: u32,
     input: *const u8,
@@ -424,7 +428,7 @@ unsafe fn vertical<L: Lanes>(
         if let Some((data, c)) = run.as_mut() {
             chains = Some((data, c));
         }
-        let s = L::SCHEDULE;
+        let s = if WIDE { L::WIDE_SCHEDULE } else { L::SCHEDULE };
         let mut step = 0;
         // A double round; `$stitch` says whether it runs the schedule's chain
         // steps (the first `s.rounds` do, the rest do not: two loops, so that
@@ -607,7 +611,7 @@ unsafe fn keystream_tail<'k, L: Lanes>(
             let out = &mut ks[..L::N * 64];
             out.fill(0);
             let p = out.as_mut_ptr();
-            vertical::<L>(state, counter, p, p, poly, run);
+            vertical::<L, false>(state, counter, p, p, poly, run);
             return &ks[..blocks * 64];
         }
         let out = &mut ks[..blocks * 64];
@@ -718,7 +722,7 @@ pub(super) unsafe fn crypt<L: Lanes>(
         // hashes nothing, so its Poly1305 state is a placeholder.
         let mut poly = Poly1305::new(&[0; 32]);
         let ks_ptr = ks.as_mut_ptr();
-        vertical::<L>(&state, 0, ks_ptr, ks_ptr, &mut poly, None);
+        vertical::<L, false>(&state, 0, ks_ptr, ks_ptr, &mut poly, None);
         poly.reset(ks[..32].try_into().expect("32 bytes"));
         poly.padded(aad);
 
@@ -750,7 +754,9 @@ pub(super) unsafe fn crypt<L: Lanes>(
                 };
                 L::xor_bytes(head_in, base, &ks[64..64 + head]);
             }
-            Direction::Open if !head_later => {
+            // The first batch hashes the head, or the tail's call does, if
+            // there is room to keep its keystream; else it is hashed now.
+            Direction::Open if batches_end == head && !head_later => {
                 poly.padded(&buf[..head]);
                 L::xor_bytes(base, base, &ks[64..64 + head]);
                 pending = head;
@@ -771,7 +777,14 @@ pub(super) unsafe fn crypt<L: Lanes>(
                             base.add(off).cast_const()
                         };
                         let hash = Hash::new(base.add(off - $hash_len), $hash_len);
-                        vertical::<L>(&state, counter, input, base.add(off), &mut poly, Some(hash));
+                        vertical::<L, false>(
+                            &state,
+                            counter,
+                            input,
+                            base.add(off),
+                            &mut poly,
+                            Some(hash),
+                        );
                         pending = off;
                         counter = counter.wrapping_add(L::N as u32);
                         off += batch;
@@ -786,10 +799,28 @@ pub(super) unsafe fn crypt<L: Lanes>(
                 }
             }
             Direction::Open => {
-                // Each batch hashes its own ciphertext before its stores.
+                // Each batch hashes its own ciphertext before its stores, the
+                // first one the head's too (then XORed).
+                if off < batches_end {
+                    debug_assert_eq!(head, head_max);
+                    let hash = Hash::new(base, head_max + batch);
+                    let p = base.add(off);
+                    vertical::<L, true>(&state, counter, p, p, &mut poly, Some(hash));
+                    L::xor_bytes(base, base, &ks[64..64 + head]);
+                    counter = counter.wrapping_add(L::N as u32);
+                    off += batch;
+                    pending = off;
+                }
                 while off < batches_end {
                     let p = base.add(off);
-                    vertical::<L>(&state, counter, p, p, &mut poly, Some(Hash::new(p, batch)));
+                    vertical::<L, false>(
+                        &state,
+                        counter,
+                        p,
+                        p,
+                        &mut poly,
+                        Some(Hash::new(p, batch)),
+                    );
                     counter = counter.wrapping_add(L::N as u32);
                     off += batch;
                     pending = off;

@@ -79,6 +79,12 @@ unsafe impl Lanes for __m256i {
         rounds: 8,
         end: 0,
     };
+    /// An open's first batch: 960 bytes, 30 steps, three per double round.
+    const WIDE_SCHEDULE: Schedule = Schedule {
+        after: [0, 1, 0, 1, 0, 1, 0, 0],
+        rounds: 10,
+        end: 0,
+    };
     type Pair = __m256i;
 
     #[inline(always)]

@@ -31,6 +31,13 @@ unsafe impl Lanes for __m512i {
         rounds: 10,
         end: 2,
     };
+    /// An open's first batch: 1984 bytes, 62 steps, six per double round
+    /// and two after them.
+    const WIDE_SCHEDULE: Schedule = Schedule {
+        after: [1, 1, 1, 0, 1, 1, 1, 0],
+        rounds: 10,
+        end: 2,
+    };
     /// Two blocks: one ymm chain measured faster than a zmm one.
     type Pair = __m256i;
 

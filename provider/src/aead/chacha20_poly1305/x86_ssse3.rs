@@ -28,6 +28,13 @@ unsafe impl Lanes for __m128i {
         rounds: 8,
         end: 0,
     };
+    /// An open's first batch: 448 bytes, 14 steps, two per double round
+    /// of the first seven.
+    const WIDE_SCHEDULE: Schedule = Schedule {
+        after: [0, 0, 0, 1, 0, 0, 0, 1],
+        rounds: 7,
+        end: 0,
+    };
     type Pair = __m128i;
 
     #[inline(always)]
