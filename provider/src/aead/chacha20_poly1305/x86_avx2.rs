@@ -12,6 +12,7 @@ super::x86_64::x86_backend!(
     lanes = __m256i,
     detected = avx2,
     scrub_small = 0,
+    scrub_three_sets = 2016,
     scrub = 2816
 );
 

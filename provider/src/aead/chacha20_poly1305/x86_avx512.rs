@@ -15,6 +15,7 @@ super::x86_64::x86_backend!(
     lanes = __m512i,
     detected = avx512,
     scrub_small = 0,
+    scrub_three_sets = 0,
     scrub = 3328
 );
 

@@ -12,6 +12,7 @@ super::x86_64::x86_backend!(
     lanes = __m128i,
     detected = ssse3,
     scrub_small = 1280,
+    scrub_three_sets = 0,
     scrub = 2304
 );
 
