@@ -52,6 +52,20 @@ pub(super) struct Schedule {
     pub(super) end: usize,
 }
 
+impl Schedule {
+    /// The chain steps one pass runs: the most 32-byte steps it can hash.
+    #[inline(always)]
+    const fn steps(&self) -> usize {
+        let mut per_round = 0;
+        let mut q = 0;
+        while q < 8 {
+            per_round += self.after[q];
+            q += 1;
+        }
+        per_round * self.rounds + self.end
+    }
+}
+
 /// A vector of 32-bit lanes: one ChaCha20 state word of `N` blocks
 /// (vertical), or one row of `ROW_BLOCKS` blocks (horizontal).
 /// Implemented by the backends; no method has a default.
@@ -438,6 +452,7 @@ unsafe fn vertical<L: Lanes, const WIDE: bool>(
             chains = Some((data, c));
         }
         let s = if WIDE { L::WIDE_SCHEDULE } else { L::SCHEDULE };
+        debug_assert!(hash.is_none_or(|h| h.len / 32 <= s.steps()));
         let mut step = 0;
         // A double round; `$stitch` says whether it runs the schedule's chain
         // steps (the first `s.rounds` do, the rest do not: two loops, so that
@@ -617,7 +632,7 @@ unsafe fn keystream_tail<'k, L: Lanes>(
         debug_assert!(
             run.is_none_or(|r| r.len.is_multiple_of(32) && r.len <= run_capacity::<L>(blocks))
         );
-        if blocks > L::MAX_SETS * L::ROW_BLOCKS {
+        if tail_is_vertical::<L>(blocks) {
             let out = &mut ks[..L::N * 64];
             out.fill(0);
             let p = out.as_mut_ptr();
@@ -649,10 +664,17 @@ unsafe fn keystream_tail<'k, L: Lanes>(
     }
 }
 
+/// Whether [`keystream_tail`] makes `blocks` blocks in a vertical pass
+/// (more than one horizontal call's registers hold).
+#[inline(always)]
+const fn tail_is_vertical<L: Lanes>(blocks: usize) -> bool {
+    blocks > L::MAX_SETS * L::ROW_BLOCKS
+}
+
 /// The bytes of scratch [`keystream_tail`] writes for `blocks` blocks.
 #[inline(always)]
 const fn tail_footprint<L: Lanes>(blocks: usize) -> usize {
-    if blocks > L::MAX_SETS * L::ROW_BLOCKS {
+    if tail_is_vertical::<L>(blocks) {
         L::N * 64
     } else {
         blocks * 64
@@ -663,15 +685,8 @@ const fn tail_footprint<L: Lanes>(blocks: usize) -> usize {
 /// `blocks` blocks can hash between its rounds.
 #[inline(always)]
 const fn run_capacity<L: Lanes>(blocks: usize) -> usize {
-    if blocks > L::MAX_SETS * L::ROW_BLOCKS {
-        let s = L::SCHEDULE;
-        let mut per_round = 0;
-        let mut q = 0;
-        while q < 8 {
-            per_round += s.after[q];
-            q += 1;
-        }
-        32 * (per_round * s.rounds + s.end)
+    if tail_is_vertical::<L>(blocks) {
+        const { 32 * L::SCHEDULE.steps() }
     } else {
         // `horizontal`: three steps per double round and two at the end.
         32 * 32
@@ -696,8 +711,10 @@ pub(super) unsafe fn crypt<L: Lanes>(
     // `ks`, `src` or `buf` as a whole: vertical passes on `ks` stay in its `MAX_BATCH >= L::N *
     // 64` bytes; the head is `head <= n` bytes, read from `src` only if `from_src >= head`;
     // each batch `[off, off + batch)` ends at or below `batches_end <= n`, reads `src` only if
-    // it ends at or below `from_src <= src.len()`, and hashes the previous batch, already
-    // written.
+    // it ends at or below `from_src <= src.len()`, and hashes bytes of `buf` below its end
+    // (a seal's region before it, already written; an open's head and its own ciphertext,
+    // read before its stores); the tail's call hashes `[pending, pending + run_len)`, at or
+    // below `n`, and writes only its scratch.
     unsafe {
         assert!(src.len() <= buf.len(), "prefix longer than the buffer");
         let n = buf.len();
@@ -738,11 +755,11 @@ pub(super) unsafe fn crypt<L: Lanes>(
 
         // Every pointer into `buf` from here on derives from this one.
         let base = buf.as_mut_ptr();
-        // Ciphertext not yet hashed, `[pending, off)`, whole 32-byte steps
-        // unless it ends the message. A seal hashes each region during the
-        // next pass; an open hashes each batch during its own pass, and the
-        // head during the tail's pass if no batch comes between (else
-        // before the first batch), XORing it only then.
+        // Ciphertext not yet hashed starts at `pending` (whole 32-byte steps
+        // unless it ends the message). A seal hashes each region during the
+        // next pass; an open hashes each batch during its own pass, the head
+        // during the first batch's or, with no batch, the tail's (or before
+        // it, if its keystream cannot wait), XORing it only then.
         let mut pending = 0;
         let len = n - batches_end;
         let blocks = len.div_ceil(64);
@@ -961,10 +978,8 @@ unsafe fn crypt_small<L: Lanes>(
         let n = buf.len();
         buf[..src.len()].copy_from_slice(src);
         let mut ks = [0u8; 64 + SMALL];
-        // The key block and the data's blocks, rounded up to 2, 4 or 8 (on
-        // ymm, exactly 5 or 6 in three sets of rows measured 15 % faster at
-        // 256 bytes, but spilled key words, and a stack scrub after each
-        // short record cost more than that).
+        // The key block and the data's blocks, rounded up to 2, 4 or 8, or
+        // to 6 in three sets of rows where `three_sets` says so.
         let used = match n {
             0..=64 => 128,
             65..=192 => 256,
