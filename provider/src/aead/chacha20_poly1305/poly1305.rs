@@ -17,8 +17,6 @@
 
 use zeroize::Zeroize;
 
-use super::poly1305_ifma::{mul_limbs, to_limbs, Powers};
-
 /// A Poly1305 state for one message.
 pub(super) struct Poly1305 {
     r0: u64,
@@ -31,9 +29,6 @@ pub(super) struct Poly1305 {
     /// Cached powers (L, r^L) for chain lengths in use (L = 0: empty).
     powers: [(usize, [u64; 3]); 2],
     pad: [u64; 2],
-    /// The vector Poly1305's powers, made on first use.
-    ifma: Powers,
-    ifma_ready: bool,
 }
 
 /// Two Horner chains over a run of 2·L blocks: chain A continues h over
@@ -134,11 +129,6 @@ impl Poly1305 {
             h2: 0,
             powers: [(0, [0; 3]); 2],
             pad: [0; 2],
-            ifma: Powers {
-                r8: [0; 5],
-                last: [[0; 8]; 5],
-            },
-            ifma_ready: false,
         };
         poly.reset(key);
         poly
@@ -157,48 +147,6 @@ impl Poly1305 {
         self.h2 = 0;
         self.powers = [(0, [0; 3]); 2];
         self.pad = [word(16), word(24)];
-        self.ifma_ready = false;
-    }
-
-    /// h, partially reduced.
-    #[inline(always)]
-    pub(super) fn h(&self) -> [u64; 3] {
-        [self.h0, self.h1, self.h2]
-    }
-
-    /// Sets h (partially reduced: top limb ≤ 4).
-    #[inline(always)]
-    pub(super) fn set_h(&mut self, h: [u64; 3]) {
-        [self.h0, self.h1, self.h2] = h;
-    }
-
-    /// The powers of r a vector run needs (made once per message).
-    #[inline(always)]
-    pub(super) fn ifma(&self) -> &Powers {
-        &self.ifma
-    }
-
-    #[inline(always)]
-    pub(super) fn prepare_ifma(&mut self) {
-        if !self.ifma_ready {
-            let r = to_limbs([self.r0, self.r1, 0]);
-            let mut p = [r; 9];
-            for k in 2..=8 {
-                p[k] = mul_limbs(p[k - 1], r);
-            }
-            self.ifma.r8 = [p[8][0], p[8][1], p[8][2], 20 * p[8][1], 20 * p[8][2]];
-            // Lane k of the last step holds block k/2 + 4·(k mod 2).
-            for k in 0..8 {
-                let q = p[8 - (k / 2 + 4 * (k % 2))];
-                self.ifma.last[0][k] = q[0];
-                self.ifma.last[1][k] = q[1];
-                self.ifma.last[2][k] = q[2];
-                self.ifma.last[3][k] = 20 * q[1];
-                self.ifma.last[4][k] = 20 * q[2];
-            }
-            p.zeroize();
-            self.ifma_ready = true;
-        }
     }
 
     /// Absorbs whole 16-byte blocks (`data.len()` a multiple of 16), in two
@@ -355,11 +303,6 @@ impl Poly1305 {
         self.h2.zeroize();
         self.powers.zeroize();
         self.pad.zeroize();
-        if self.ifma_ready {
-            self.ifma.r8.zeroize();
-            self.ifma.last.zeroize();
-            self.ifma_ready = false;
-        }
     }
 }
 

@@ -440,30 +440,14 @@ unsafe fn vertical<L: Lanes, const WIDE: bool>(
         // words are broadcast again then (on ymm, keeping all sixteen alive
         // through the rounds spilled).
         let x12 = x[12];
-        // EXPERIMENT (reverted): zmm batches hash whole 128-byte steps with
-        // the IFMA Poly1305, one step per double round from the second.
-        let ifma_steps = match hash {
-            Some(h) if L::N == 16 && !WIDE && h.len > 0 && h.len % 128 == 0 => h.len / 128,
-            _ => 0,
-        };
-        let mut iv = None;
-        if ifma_steps > 0 {
-            poly.prepare_ifma();
-            iv = Some(super::poly1305_ifma::begin(poly.ifma(), poly.h()));
-        }
-        let hash_ptr = hash.map_or(core::ptr::null(), |h| h.ptr);
-        let mut istep = 0;
-        let mut dr = 0;
         let mut chains: Stitch<'_, '_> = None;
-        let mut run = hash
-            .map(|h| {
-                // `hash` is valid for reads (this fn's contract); the slice's
-                // last use is before the stores below, which may overwrite the
-                // same bytes (open in place).
-                let data = h.bytes();
-                (data, poly.chains_begin(data.len() / 32))
-            })
-            .filter(|_| ifma_steps == 0);
+        let mut run = hash.map(|h| {
+            // `hash` is valid for reads (this fn's contract); the slice's
+            // last use is before the stores below, which may overwrite the
+            // same bytes (open in place).
+            let data = h.bytes();
+            (data, poly.chains_begin(data.len() / 32))
+        });
         if let Some((data, c)) = run.as_mut() {
             chains = Some((data, c));
         }
@@ -494,18 +478,6 @@ unsafe fn vertical<L: Lanes, const WIDE: bool>(
                 steps!(2);
                 quarter(x3, x7, x11, x15);
                 steps!(3);
-                dr += 1;
-                if let Some(v) = iv.as_mut() {
-                    if istep < ifma_steps && dr > 1 {
-                        super::poly1305_ifma::step(
-                            v,
-                            poly.ifma(),
-                            hash_ptr.add(128 * istep),
-                            istep + 1 == ifma_steps,
-                        );
-                        istep += 1;
-                    }
-                }
                 quarter(x0, x5, x10, x15);
                 steps!(4);
                 quarter(x1, x6, x11, x12);
@@ -529,9 +501,6 @@ unsafe fn vertical<L: Lanes, const WIDE: bool>(
         // `chains` borrows `run`; its last use is above.
         if let Some((_, c)) = run {
             poly.chains_end(c);
-        }
-        if let Some(v) = iv {
-            poly.set_h(super::poly1305_ifma::end(v));
         }
         // Read through an opaque pointer, so the compiler cannot reuse the
         // broadcasts from the start (kept alive through the rounds, they were

@@ -11,7 +11,7 @@ use core::arch::x86_64::*;
 use super::x86_64::{Lanes, Schedule};
 
 super::x86_64::x86_backend!(
-    features = "avx512f,avx512vl,avx2,bmi2,avx512ifma",
+    features = "avx512f,avx512vl,avx2,bmi2",
     lanes = __m512i,
     detected = avx512,
     scrub_small = 0,
