@@ -135,6 +135,24 @@ pub(crate) fn scrub_stack<const N: usize>() {
     core::hint::black_box(&mut dead);
 }
 
+/// [`scrub_stack`] at least `depth` bytes deep, for a depth measured at run
+/// time, in steps of 512 bytes from 1 KiB (each step a constant-size frame).
+/// The deepest step, 8 KiB, is far below any engine's frame (1–2.5 KiB at
+/// opt-levels 2 and 3).
+#[inline(always)]
+pub(crate) fn scrub_stack_to(depth: usize) {
+    debug_assert!(depth <= 8192, "a frame deeper than any engine's");
+    match depth {
+        0..=1024 => scrub_stack::<1024>(),
+        1025..=1536 => scrub_stack::<1536>(),
+        1537..=2048 => scrub_stack::<2048>(),
+        2049..=2560 => scrub_stack::<2560>(),
+        2561..=3072 => scrub_stack::<3072>(),
+        3073..=4096 => scrub_stack::<4096>(),
+        _ => scrub_stack::<8192>(),
+    }
+}
+
 /// Stack scrubbed after building a key on any backend (once per key; ring's
 /// key setup left copies of its key schedule 4.5 KiB deep).
 pub(crate) const SCRUB_KEY_SETUP: usize = 6144;

@@ -32,9 +32,6 @@ use crate::aead::{NONCE_LEN, TAG_LEN};
 
 /// The largest batch any vertical kernel makes (AVX-512: 16 blocks).
 const MAX_BATCH: usize = 1024;
-/// Scratch for a horizontal tail's keystream (8 blocks) when `ks` has no
-/// room for it.
-const SPARE: usize = 512;
 /// Records up to this size take one horizontal call of 2, 4 or 8 blocks
 /// (the Poly1305 key block and up to seven data blocks).
 pub(super) const SMALL: usize = 448;
@@ -126,14 +123,15 @@ pub(super) unsafe trait Lanes: Copy {
 
 /// Defines a backend's key type (which exists only where `$detected`
 /// holds) and its `#[target_feature]` entry points, instantiating the
-/// engine with lane type `$lanes`. `$scrub_small` and `$scrub` are the
-/// bytes of stack scrubbed after a short record and after any other call
-/// (0: none), `$scrub_three_sets` after a short record in three sets of
-/// rows instead ([`three_sets`]): the compiler spills ChaCha20 state the
-/// code cannot wipe, and these are the depths `tests/stack_residue.rs`
-/// needs at opt-levels 3 and 2, with room to spare (the ymm and zmm short
-/// paths keep everything in registers in one, two or four sets; the xmm
-/// one does not).
+/// engine with lane type `$lanes`. The compiler spills ChaCha20 state the
+/// code cannot wipe, so each call is followed by a stack scrub: after a
+/// record longer than `SMALL`, as deep as the kernel's frame measured at
+/// run time ([`scrub_below`]); after a short record, `$scrub_small` bytes
+/// (0: none), or `$scrub_three_sets` in three sets of rows
+/// ([`three_sets`]); after header-protection blocks, `$scrub_blocks`.
+/// Those constants are the depths `tests/stack_residue.rs` needs at
+/// opt-levels 3 and 2, with room to spare (the ymm and zmm short paths keep
+/// everything in registers in one, two or four sets; the xmm one does not).
 macro_rules! x86_backend {
     (
         features = $features:literal,
@@ -141,7 +139,7 @@ macro_rules! x86_backend {
         detected = $detected:ident,
         scrub_small = $scrub_small:literal,
         scrub_three_sets = $scrub_three_sets:literal,
-        scrub = $scrub:literal
+        scrub_blocks = $scrub_blocks:literal
     ) => {
         /// A ChaCha20-Poly1305 key on this backend, boxed (moving the key
         /// object moves a pointer, not key words) and zeroized on drop.
@@ -177,9 +175,13 @@ macro_rules! x86_backend {
                     scrub_small(buf.len());
                     return tag;
                 }
+                let mut ks = $crate::aead::chacha20_poly1305::x86_64::Scratch(
+                    [0u8; $crate::aead::chacha20_poly1305::x86_64::scratch_len::<$lanes>()],
+                );
+                let top = $crate::aead::chacha20_poly1305::x86_64::stack_pointer();
                 // SAFETY: as above.
-                let tag = unsafe { seal(&self.0, nonce, aad, src, buf) };
-                $crate::aead::scrub_stack::<$scrub>();
+                let (tag, bottom) = unsafe { seal(&self.0, &mut ks.0, nonce, aad, src, buf) };
+                $crate::aead::chacha20_poly1305::x86_64::scrub_below(top, bottom);
                 tag
             }
 
@@ -197,9 +199,13 @@ macro_rules! x86_backend {
                     scrub_small(buf.len());
                     t
                 } else {
+                    let mut ks = $crate::aead::chacha20_poly1305::x86_64::Scratch(
+                        [0u8; $crate::aead::chacha20_poly1305::x86_64::scratch_len::<$lanes>()],
+                    );
+                    let top = $crate::aead::chacha20_poly1305::x86_64::stack_pointer();
                     // SAFETY: as for `seal`.
-                    let t = unsafe { open(&self.0, nonce, aad, buf) };
-                    $crate::aead::scrub_stack::<$scrub>();
+                    let (t, bottom) = unsafe { open(&self.0, &mut ks.0, nonce, aad, buf) };
+                    $crate::aead::chacha20_poly1305::x86_64::scrub_below(top, bottom);
                     t
                 };
                 check(expected, tag, buf)
@@ -214,7 +220,7 @@ macro_rules! x86_backend {
                 assert!(inputs.len() == out.len() && B <= 16, "one output per input");
                 // SAFETY: as for `seal`.
                 unsafe { blocks(&self.0, inputs, out) };
-                $crate::aead::scrub_stack::<$scrub>();
+                $crate::aead::scrub_stack::<$scrub_blocks>();
             }
         }
 
@@ -231,32 +237,39 @@ macro_rules! x86_backend {
         #[target_feature(enable = $features)]
         unsafe fn seal(
             key: &[u32; 8],
+            ks: &mut [u8],
             nonce: &[u8; $crate::aead::NONCE_LEN],
             aad: &[u8],
             src: &[u8],
             buf: &mut [u8],
-        ) -> [u8; $crate::aead::TAG_LEN] {
+        ) -> ([u8; $crate::aead::TAG_LEN], usize) {
+            use $crate::aead::chacha20_poly1305::x86_64 as kernel;
+            // This frame's bottom, for the scrub after the call.
+            let bottom = kernel::stack_pointer();
             // SAFETY: the kernel needs only CPU features: this entry point's
             // `#[target_feature]` list provides the lane type's (reached only through a
             // detected `Key`), and `crypt` checks every length it relies on.
-            unsafe {
-                use $crate::aead::chacha20_poly1305::x86_64 as kernel;
-                kernel::crypt::<$lanes>(key, nonce, aad, src, buf, kernel::Direction::Seal)
-            }
+            let tag = unsafe {
+                kernel::crypt::<$lanes>(key, ks, nonce, aad, src, buf, kernel::Direction::Seal)
+            };
+            (tag, bottom)
         }
 
         #[target_feature(enable = $features)]
         unsafe fn open(
             key: &[u32; 8],
+            ks: &mut [u8],
             nonce: &[u8; $crate::aead::NONCE_LEN],
             aad: &[u8],
             buf: &mut [u8],
-        ) -> [u8; $crate::aead::TAG_LEN] {
+        ) -> ([u8; $crate::aead::TAG_LEN], usize) {
+            use $crate::aead::chacha20_poly1305::x86_64 as kernel;
+            let bottom = kernel::stack_pointer();
             // SAFETY: as for `seal`.
-            unsafe {
-                use $crate::aead::chacha20_poly1305::x86_64 as kernel;
-                kernel::crypt::<$lanes>(key, nonce, aad, &[], buf, kernel::Direction::Open)
-            }
+            let tag = unsafe {
+                kernel::crypt::<$lanes>(key, ks, nonce, aad, &[], buf, kernel::Direction::Open)
+            };
+            (tag, bottom)
         }
 
         #[target_feature(enable = $features)]
@@ -289,6 +302,32 @@ macro_rules! x86_backend {
 }
 pub(super) use x86_backend;
 
+/// This function's stack pointer (its frame's lowest address, once the
+/// prologue has run: these frames have a fixed size).
+#[inline(always)]
+pub(super) fn stack_pointer() -> usize {
+    let sp: usize;
+    // SAFETY: copies rsp to a register; touches no memory, stack or flags.
+    unsafe {
+        core::arch::asm!("mov {}, rsp", out(reg) sp, options(nomem, nostack, preserves_flags));
+    }
+    sp
+}
+
+/// Bytes scrubbed below a kernel's frame as well: the frames of what it
+/// calls (`memset`, `memcpy`; they keep nothing on the stack) and the
+/// return addresses.
+const SCRUB_MARGIN: usize = 256;
+
+/// Scrubs the stack a kernel entry point used: from `top`, the caller's
+/// stack pointer when it called, down to `bottom`, the kernel frame's (see
+/// [`stack_pointer`]), and [`SCRUB_MARGIN`] below that. Measured per call,
+/// so the depth follows the frame the compiler made at whatever opt-level.
+#[inline(always)]
+pub(super) fn scrub_below(top: usize, bottom: usize) {
+    crate::aead::scrub_stack_to(top.saturating_sub(bottom) + SCRUB_MARGIN);
+}
+
 /// The key as eight little-endian words, written straight into their box.
 pub(super) fn key_words(key: &[u8; 32]) -> Box<zeroize::Zeroizing<[u32; 8]>> {
     let mut words = Box::new(zeroize::Zeroizing::new([0u32; 8]));
@@ -312,6 +351,21 @@ pub(super) fn check(
         Err(crate::aead::OpenError)
     }
 }
+
+/// The keystream scratch [`crypt`] takes for lane type `L`: pass 0's
+/// blocks (the Poly1305 key and the head), then room for a horizontal
+/// tail's, so that an open can keep the head's keystream until the tail's
+/// call has hashed the head. The backend's `Key` holds it in its own frame,
+/// above the stack the kernel uses, so the scrub after the call need not
+/// cover it (the kernel wipes it).
+pub(super) const fn scratch_len<L: Lanes>() -> usize {
+    L::N * 64 + L::MAX_SETS * L::ROW_BLOCKS * 64
+}
+
+/// Keystream scratch, aligned to a cache line (vector stores and loads on
+/// it would otherwise split lines).
+#[repr(C, align(64))]
+pub(super) struct Scratch<const N: usize>(pub(super) [u8; N]);
 
 /// Whether an `n`-byte message keeps the data block counter in 1 ..= 2³²−1.
 const fn counter_fits(n: usize) -> bool {
@@ -694,13 +748,15 @@ const fn run_capacity<L: Lanes>(blocks: usize) -> usize {
 }
 
 /// Seals or opens `buf` (the plaintext is `src` followed by
-/// `buf[src.len()..]` when sealing) and returns the tag.
+/// `buf[src.len()..]` when sealing) and returns the tag. `ks` is zeroed
+/// scratch of [`scratch_len`] bytes, wiped again before returning.
 ///
 /// # Safety
 /// The CPU has `L`'s features.
 #[inline(always)]
 pub(super) unsafe fn crypt<L: Lanes>(
     key: &[u32; 8],
+    ks: &mut [u8],
     nonce: &[u8; NONCE_LEN],
     aad: &[u8],
     src: &[u8],
@@ -708,8 +764,9 @@ pub(super) unsafe fn crypt<L: Lanes>(
     dir: Direction,
 ) -> [u8; TAG_LEN] {
     // SAFETY: the CPU has `L`'s features (this fn's contract). Every raw pointer derives from
-    // `ks`, `src` or `buf` as a whole: vertical passes on `ks` stay in its `MAX_BATCH >= L::N *
-    // 64` bytes; the head is `head <= n` bytes, read from `src` only if `from_src >= head`;
+    // `ks`, `src` or `buf` as a whole: vertical passes on `ks` stay in its first `L::N * 64 <=
+    // scratch_len` bytes (asserted); the head is `head <= n` bytes, read from `src` only if
+    // `from_src >= head`;
     // each batch `[off, off + batch)` ends at or below `batches_end <= n`, reads `src` only if
     // it ends at or below `from_src <= src.len()`, and hashes bytes of `buf` below its end
     // (a seal's region before it, already written; an open's head and its own ciphertext,
@@ -717,6 +774,8 @@ pub(super) unsafe fn crypt<L: Lanes>(
     // below `n`, and writes only its scratch.
     unsafe {
         assert!(src.len() <= buf.len(), "prefix longer than the buffer");
+        assert_eq!(ks.len(), scratch_len::<L>(), "keystream scratch");
+        debug_assert!(ks.iter().all(|&b| b == 0), "zeroed scratch");
         let n = buf.len();
         // Block counter 0 is the Poly1305 key; data uses 1 ..= 2³²−1 and the
         // counter must never wrap within one message.
@@ -743,8 +802,6 @@ pub(super) unsafe fn crypt<L: Lanes>(
         };
         buf[from_src..src.len()].copy_from_slice(&src[from_src..]);
 
-        // Keystream scratch, wiped at the end.
-        let mut ks = [0u8; MAX_BATCH];
         // Pass 0: block 0 (the Poly1305 key) and the head's keystream. It
         // hashes nothing, so its Poly1305 state is a placeholder.
         let mut poly = Poly1305::new(&[0; 32]);
@@ -764,14 +821,10 @@ pub(super) unsafe fn crypt<L: Lanes>(
         let len = n - batches_end;
         let blocks = len.div_ceil(64);
         // The head's keystream then waits at the top of `ks`, above the
-        // tail's, or (zmm: a head of 960 bytes) the tail's goes to a scratch
-        // of its own, which only that width's frame has.
-        let spare_tail = L::N * 64 > 512;
+        // tail's, where there is room (always for a horizontal tail).
         let head_later = dir == Direction::Open
             && batches_end == head
-            && (blocks == 0
-                || head + tail_footprint::<L>(blocks) <= MAX_BATCH
-                || spare_tail && tail_footprint::<L>(blocks) <= SPARE);
+            && (blocks == 0 || head + tail_footprint::<L>(blocks) <= ks.len());
         match dir {
             Direction::Seal => {
                 let head_in = if from_src >= head {
@@ -873,14 +926,15 @@ pub(super) unsafe fn crypt<L: Lanes>(
             };
             let run_len = ((stop - pending) / 32 * 32).min(run_capacity::<L>(blocks));
             let run = (run_len > 0).then(|| Hash::new(base.add(pending), run_len));
-            let mut spare = [0u8; SPARE];
-            let in_spare =
-                head_later && spare_tail && head + tail_footprint::<L>(blocks) > MAX_BATCH;
-            let head_ks = if in_spare { 64 } else { MAX_BATCH - head };
-            if head_later && !in_spare {
+            let head_ks = if head_later {
+                ks.len() - head
+            } else {
+                ks.len()
+            };
+            if head_later {
                 ks.copy_within(64..64 + head, head_ks);
             }
-            let scratch: &mut [u8] = if in_spare { &mut spare } else { &mut ks };
+            let (scratch, above) = ks.split_at_mut(head_ks);
             let tail_ks = keystream_tail::<L>(&state, counter, scratch, blocks, &mut poly, run);
             pending += run_len;
             if dir == Direction::Seal {
@@ -894,17 +948,14 @@ pub(super) unsafe fn crypt<L: Lanes>(
                 let p = base.add(off);
                 L::xor_bytes(p, p, &tail_ks[..len]);
                 if head_later {
-                    L::xor_bytes(base, base, &ks[head_ks..head_ks + head]);
+                    L::xor_bytes(base, base, above);
                 }
-            }
-            if in_spare {
-                wipe(&mut spare);
             }
         }
         // The tag first: Poly1305's key would otherwise be live across the
         // wipe's `memset` call and spilled (the stack-residue test).
         let tag = finish(&mut poly, aad.len(), n);
-        wipe(&mut ks);
+        wipe(ks);
         tag
     }
 }

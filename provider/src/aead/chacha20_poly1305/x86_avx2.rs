@@ -13,7 +13,7 @@ super::x86_64::x86_backend!(
     detected = avx2,
     scrub_small = 0,
     scrub_three_sets = 2016,
-    scrub = 2816
+    scrub_blocks = 2816
 );
 
 /// Byte shuffles for the 16- and 8-bit rotates.

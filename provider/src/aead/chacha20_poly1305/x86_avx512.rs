@@ -16,7 +16,7 @@ super::x86_64::x86_backend!(
     detected = avx512,
     scrub_small = 0,
     scrub_three_sets = 0,
-    scrub = 3328
+    scrub_blocks = 3328
 );
 
 // SAFETY: every method uses AVX-512F/VL and AVX2 instructions only, and touches memory only as

@@ -13,7 +13,7 @@ super::x86_64::x86_backend!(
     detected = ssse3,
     scrub_small = 1280,
     scrub_three_sets = 0,
-    scrub = 2304
+    scrub_blocks = 2304
 );
 
 // SAFETY: every method uses SSE2/SSSE3 instructions only, and touches memory only as the
