@@ -138,7 +138,9 @@ pub(crate) fn scrub_stack<const N: usize>() {
 /// [`scrub_stack`] at least `depth` bytes deep, for a depth measured at run
 /// time, in steps of 512 bytes from 1 KiB (each step a constant-size frame).
 /// The deepest step, 8 KiB, is far below any engine's frame (1–2.5 KiB at
-/// opt-levels 2 and 3).
+/// opt-levels 2 and 3). Only the x86-64 ChaCha20 kernels measure their
+/// frame at run time.
+#[cfg(target_arch = "x86_64")]
 #[inline(always)]
 pub(crate) fn scrub_stack_to(depth: usize) {
     debug_assert!(depth <= 8192, "a frame deeper than any engine's");
