@@ -176,7 +176,7 @@ macro_rules! x86_backend {
                     return tag;
                 }
                 let mut ks = $crate::aead::chacha20_poly1305::x86_64::Scratch(
-                    [0u8; $crate::aead::chacha20_poly1305::x86_64::scratch_len::<$lanes>()],
+                    [0u8; $crate::aead::chacha20_poly1305::x86_64::seal_scratch_len::<$lanes>()],
                 );
                 let top = $crate::aead::chacha20_poly1305::x86_64::stack_pointer();
                 // SAFETY: as above.
@@ -352,14 +352,23 @@ pub(super) fn check(
     }
 }
 
-/// The keystream scratch [`crypt`] takes for lane type `L`: pass 0's
-/// blocks (the Poly1305 key and the head), then room for a horizontal
-/// tail's, so that an open can keep the head's keystream until the tail's
-/// call has hashed the head. The backend's `Key` holds it in its own frame,
-/// above the stack the kernel uses, so the scrub after the call need not
-/// cover it (the kernel wipes it).
+/// The keystream scratch [`crypt`] takes to open with lane type `L`:
+/// pass 0's blocks (the Poly1305 key and the head), then room for a
+/// horizontal tail's, so that an open can keep the head's keystream until
+/// the tail's call has hashed the head. The backend's `Key` holds it in its
+/// own frame, above the stack the kernel uses, so the scrub after the call
+/// need not cover it (the kernel wipes it).
 pub(super) const fn scratch_len<L: Lanes>() -> usize {
     L::N * 64 + L::MAX_SETS * L::ROW_BLOCKS * 64
+}
+
+/// The keystream scratch [`crypt`] takes to seal: pass 0's blocks, which
+/// the tail's keystream then reuses (a seal keeps no head keystream, and a
+/// tail takes at most `L::N` blocks' room: asserted below). Half an open's
+/// on ymm, so half the clearing.
+pub(super) const fn seal_scratch_len<L: Lanes>() -> usize {
+    const { assert!(tail_footprint::<L>(L::N) <= L::N * 64) };
+    L::N * 64
 }
 
 /// Keystream scratch, aligned to a cache line (vector stores and loads on
@@ -774,16 +783,19 @@ pub(super) unsafe fn crypt<L: Lanes>(
     // below `n`, and writes only its scratch.
     unsafe {
         assert!(src.len() <= buf.len(), "prefix longer than the buffer");
-        assert_eq!(ks.len(), scratch_len::<L>(), "keystream scratch");
+        let scratch = match dir {
+            Direction::Seal => seal_scratch_len::<L>(),
+            Direction::Open => scratch_len::<L>(),
+        };
+        assert_eq!(ks.len(), scratch, "keystream scratch");
         debug_assert!(ks.iter().all(|&b| b == 0), "zeroed scratch");
         let n = buf.len();
         // Block counter 0 is the Poly1305 key; data uses 1 ..= 2³²−1 and the
         // counter must never wrap within one message.
         assert!(counter_fits(n), "ChaCha20-Poly1305 message too long");
+        // Short records take `small` (the entry points route them there).
+        assert!(n > SMALL, "a record longer than SMALL");
         let state = State::new(key, nonce);
-        if n <= SMALL {
-            return crypt_small::<L>(&state, aad, src, buf, dir);
-        }
 
         // Region boundaries: head [0, head_max), batches, tail. Plaintext
         // comes from `src` for whole regions inside it, from `buf` after that.
