@@ -44,7 +44,7 @@ pub static CLASSES: [Class; 3] = [
         cpus: "AVX-512 with VAES/VPCLMULQDQ: Intel Ice Lake server and later, AMD Zen 4 and later",
         ia32cap: None,
         aes: Backend::X86Vaes512,
-        chacha: Backend::X86Avx512,
+        chacha: Backend::X86Avx512Ifma,
         ring_aes: true,
         ring_chacha: true,
     },

@@ -21,6 +21,9 @@ pub(crate) struct Features {
     pub vaes_clmul512: bool,
     /// AVX-512 F, BW and VL (zmm integer ops, 32 vector registers).
     pub avx512: bool,
+    /// The same with AVX-512 IFMA (`vpmadd52luq`/`vpmadd52huq`: the vector
+    /// Poly1305).
+    pub avx512ifma: bool,
     /// SSSE3 (`pshufb`): the 4-way ChaCha20 engine.
     pub ssse3: bool,
 }
@@ -50,6 +53,7 @@ impl Features {
             && std::is_x86_feature_detected!("avx512bw")
             && std::is_x86_feature_detected!("avx512vl");
         let vaes_clmul512 = vaes_clmul256 && avx512;
+        let avx512ifma = avx512 && std::is_x86_feature_detected!("avx512ifma");
         let aes_clmul_avx = aes_clmul && cpuid_avx::get();
         let ssse3 = cpuid_ssse3::get();
         Self {
@@ -59,6 +63,7 @@ impl Features {
             vaes_clmul256,
             vaes_clmul512,
             avx512,
+            avx512ifma,
             ssse3,
         }
     }

@@ -71,6 +71,9 @@ fn backend_lists_match_the_cpus_own_flags() {
     }
     want_aes.push(Backend::Base);
     let mut want_chacha = Vec::new();
+    if avx512 && has(&["avx512ifma"]) {
+        want_chacha.push(Backend::X86Avx512Ifma);
+    }
     if avx512 {
         want_chacha.push(Backend::X86Avx512);
     }

@@ -240,11 +240,116 @@ fn record_secrets(aes: bool, key: &[u8], nonce: &[u8; 12], pt: &[u8], ct: &[u8])
         let r = u128::from_le_bytes(block0[..16].try_into().unwrap())
             & 0x0ffffffc_0ffffffc_0ffffffc_0fffffff;
         s.add("Poly1305 r clamped", &r.to_le_bytes());
+        // The powers r^L that join two Poly1305 chains (L up to a wide
+        // pass's 62 steps), fully reduced (the engines' partially reduced
+        // form is the same but with negligible probability); their low
+        // 16 bytes (the top limb is a few bits, not distinctive).
+        let mut power = r;
+        let mut power_hi = 0u64;
+        for k in 2..=64 {
+            (power, power_hi) = mul_mod_p((power, power_hi), (r, 0));
+            s.add(&format!("Poly1305 r^{k}"), &power.to_le_bytes());
+        }
+        for (k, limbs) in ifma_powers(r).iter().enumerate() {
+            let bytes: Vec<u8> = limbs.iter().flat_map(|l| l.to_le_bytes()).collect();
+            s.add(&format!("IFMA r^{}", k + 2), &bytes);
+        }
     }
     let keystream: Vec<u8> = pt.iter().zip(ct).map(|(p, c)| p ^ c).collect();
     s.add("keystream", &keystream);
     s.add("plaintext", pt);
     s
+}
+
+/// `a·b mod 2¹³⁰−5` for `a`, `b` below 2¹³⁰ as (low 128 bits, the rest).
+fn mul_mod_p(a: (u128, u64), b: (u128, u64)) -> (u128, u64) {
+    let limbs = |(lo, hi): (u128, u64)| [lo as u64, (lo >> 64) as u64, hi];
+    let (x, y) = (limbs(a), limbs(b));
+    let mut t = [0u128; 6];
+    for i in 0..3 {
+        for j in 0..3 {
+            let p = u128::from(x[i]) * u128::from(y[j]);
+            t[i + j] += p & u128::from(u64::MAX);
+            t[i + j + 1] += p >> 64;
+        }
+    }
+    let mut w = [0u64; 6];
+    let mut carry = 0u128;
+    for k in 0..6 {
+        let v = t[k] + carry;
+        w[k] = v as u64;
+        carry = v >> 64;
+    }
+    // w = low 130 bits + 2¹³⁰·q ≡ low + 5·q.
+    let reduce = |w: [u64; 6]| -> [u64; 6] {
+        let low = [w[0], w[1], w[2] & 3];
+        let q = [
+            (w[2] >> 2) | (w[3] << 62),
+            (w[3] >> 2) | (w[4] << 62),
+            (w[4] >> 2) | (w[5] << 62),
+            w[5] >> 2,
+        ];
+        let mut out = [0u64; 6];
+        let mut c = 0u128;
+        for (k, o) in out.iter_mut().enumerate().take(5) {
+            let v =
+                u128::from(*low.get(k).unwrap_or(&0)) + 5 * u128::from(*q.get(k).unwrap_or(&0)) + c;
+            *o = v as u64;
+            c = v >> 64;
+        }
+        out
+    };
+    let mut w = reduce(reduce(w));
+    // Now below 2¹³⁰ + small: subtract p once if it is at least p.
+    let v = (u128::from(w[0]) | u128::from(w[1]) << 64, w[2]);
+    let (sum, c) = v.0.overflowing_add(5);
+    if (v.1 + u64::from(c)) >> 2 != 0 {
+        w = [
+            sum as u64,
+            (sum >> 64) as u64,
+            (v.1 + u64::from(c)) & 3,
+            0,
+            0,
+            0,
+        ];
+    }
+    (u128::from(w[0]) | u128::from(w[1]) << 64, w[2])
+}
+
+/// r², …, r⁸ as the IFMA Poly1305 (`X86Avx512Ifma`) holds them: 44-bit
+/// limbs, partially reduced exactly as its `mul_limbs` leaves them, with
+/// the 20× forms of the upper two.
+fn ifma_powers(r: u128) -> Vec<[u64; 5]> {
+    const M44: u64 = (1 << 44) - 1;
+    const M42: u64 = (1 << 42) - 1;
+    let mul = |a: [u64; 3], b: [u64; 3]| {
+        let m = |x: u64, y: u64| u128::from(x) * u128::from(y);
+        let (s1, s2) = (20 * b[1], 20 * b[2]);
+        let d0 = m(a[0], b[0]) + m(a[1], s2) + m(a[2], s1);
+        let d1 = m(a[0], b[1]) + m(a[1], b[0]) + m(a[2], s2) + (d0 >> 44);
+        let d2 = m(a[0], b[2]) + m(a[1], b[1]) + m(a[2], b[0]) + (d1 >> 44);
+        let h0 = (d0 as u64 & M44) + 5 * (d2 >> 42) as u64;
+        let h1 = (d1 as u64 & M44) + (h0 >> 44);
+        [h0 & M44, h1, d2 as u64 & M42]
+    };
+    let (lo, hi) = (r as u64, (r >> 64) as u64);
+    let r = [lo & M44, ((lo >> 44) | (hi << 20)) & M44, hi >> 24];
+    let p2 = mul(r, r);
+    let p3 = mul(p2, r);
+    let p4 = mul(p2, p2);
+    let powers = [
+        p2,
+        p3,
+        p4,
+        mul(p4, r),
+        mul(p4, p2),
+        mul(p4, p3),
+        mul(p4, p4),
+    ];
+    powers
+        .iter()
+        .map(|p| [p[0], p[1], p[2], 20 * p[1], 20 * p[2]])
+        .collect()
 }
 
 /// The engines under test, as one shape.

@@ -83,7 +83,7 @@ impl BlockKey {
             );
             let chacha = matches!(
                 backend,
-                Backend::X86Ssse3 | Backend::X86Avx2 | Backend::X86Avx512
+                Backend::X86Ssse3 | Backend::X86Avx2 | Backend::X86Avx512 | Backend::X86Avx512Ifma
             );
             match kind {
                 BlockKind::Aes128 if aes => return RoundKeys::new(key).map(Self::Aes128),

@@ -57,6 +57,9 @@ pub enum Backend {
     X86Avx2,
     /// ChaCha20-Poly1305 on AVX-512 (zmm, 16 blocks), stitched likewise.
     X86Avx512,
+    /// `X86Avx512` with AVX-512 IFMA: Poly1305 runs that no ChaCha20 pass
+    /// overlaps (after the last keystream of a record) on eight zmm lanes.
+    X86Avx512Ifma,
     /// ChaCha20-Poly1305 on SSSE3 (xmm, 4 blocks), for CPUs without AVX2.
     X86Ssse3,
 }
@@ -64,13 +67,14 @@ pub enum Backend {
 impl Backend {
     /// Every backend, on any CPU (each type's `backends()` lists the ones
     /// that run here).
-    pub const ALL: [Backend; 7] = [
+    pub const ALL: [Backend; 8] = [
         Backend::Base,
         Backend::X86AesNi,
         Backend::X86Vaes,
         Backend::X86Vaes512,
         Backend::X86Avx2,
         Backend::X86Avx512,
+        Backend::X86Avx512Ifma,
         Backend::X86Ssse3,
     ];
 
@@ -83,6 +87,7 @@ impl Backend {
             Self::X86Vaes512 => "x86-vaes512",
             Self::X86Avx2 => "x86-avx2",
             Self::X86Avx512 => "x86-avx512",
+            Self::X86Avx512Ifma => "x86-avx512-ifma",
             Self::X86Ssse3 => "x86-ssse3",
         }
     }

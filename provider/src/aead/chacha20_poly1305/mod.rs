@@ -8,11 +8,15 @@
 #[cfg(target_arch = "x86_64")]
 mod poly1305;
 #[cfg(target_arch = "x86_64")]
+mod poly1305_ifma;
+#[cfg(target_arch = "x86_64")]
 mod x86_64;
 #[cfg(target_arch = "x86_64")]
 mod x86_avx2;
 #[cfg(target_arch = "x86_64")]
 mod x86_avx512;
+#[cfg(target_arch = "x86_64")]
+mod x86_avx512_ifma;
 #[cfg(target_arch = "x86_64")]
 mod x86_ssse3;
 
@@ -29,6 +33,8 @@ pub(crate) enum Engines {
     #[cfg(target_arch = "x86_64")]
     Avx512(x86_avx512::Key),
     #[cfg(target_arch = "x86_64")]
+    Avx512Ifma(x86_avx512_ifma::Key),
+    #[cfg(target_arch = "x86_64")]
     Ssse3(x86_ssse3::Key),
 }
 
@@ -42,6 +48,8 @@ macro_rules! each_engine {
             Engines::Avx2($k) => $body,
             #[cfg(target_arch = "x86_64")]
             Engines::Avx512($k) => $body,
+            #[cfg(target_arch = "x86_64")]
+            Engines::Avx512Ifma($k) => $body,
             #[cfg(target_arch = "x86_64")]
             Engines::Ssse3($k) => $body,
         }
@@ -74,6 +82,9 @@ impl Engine for Engines {
         #[cfg(target_arch = "x86_64")]
         {
             let cpu = Features::get();
+            if cpu.avx2 && cpu.avx512ifma {
+                backends.push(Backend::X86Avx512Ifma);
+            }
             if cpu.avx2 && cpu.avx512 {
                 backends.push(Backend::X86Avx512);
             }
@@ -96,6 +107,8 @@ impl Engine for Engines {
             #[cfg(target_arch = "x86_64")]
             Backend::X86Avx512 => x86_avx512::Key::new(key).map(Self::Avx512),
             #[cfg(target_arch = "x86_64")]
+            Backend::X86Avx512Ifma => x86_avx512_ifma::Key::new(key).map(Self::Avx512Ifma),
+            #[cfg(target_arch = "x86_64")]
             Backend::X86Ssse3 => x86_ssse3::Key::new(key).map(Self::Ssse3),
             _ => None,
         }
@@ -108,6 +121,8 @@ impl Engine for Engines {
             Self::Avx2(_) => Backend::X86Avx2,
             #[cfg(target_arch = "x86_64")]
             Self::Avx512(_) => Backend::X86Avx512,
+            #[cfg(target_arch = "x86_64")]
+            Self::Avx512Ifma(_) => Backend::X86Avx512Ifma,
             #[cfg(target_arch = "x86_64")]
             Self::Ssse3(_) => Backend::X86Ssse3,
         }

@@ -17,6 +17,9 @@
 
 use zeroize::Zeroize;
 
+use super::poly1305_ifma::{mul_limbs, to_limbs, Powers};
+use super::x86_64::fresh;
+
 /// A Poly1305 state for one message.
 pub(super) struct Poly1305 {
     r0: u64,
@@ -37,8 +40,6 @@ pub(super) struct Chains {
     a: [u64; 3],
     b: [u64; 3],
     len: usize,
-    /// r^len.
-    power: [u64; 3],
 }
 
 /// Fewest blocks worth two chains (a shorter run would not repay r^L).
@@ -48,7 +49,6 @@ impl Drop for Chains {
     fn drop(&mut self) {
         self.a.zeroize();
         self.b.zeroize();
-        self.power.zeroize();
     }
 }
 
@@ -149,6 +149,45 @@ impl Poly1305 {
         self.pad = [word(16), word(24)];
     }
 
+    /// h, partially reduced.
+    #[inline(always)]
+    pub(super) fn h(&self) -> [u64; 3] {
+        [self.h0, self.h1, self.h2]
+    }
+
+    /// Sets h (partially reduced: top limb ≤ 4).
+    #[inline(always)]
+    pub(super) fn set_h(&mut self, h: [u64; 3]) {
+        [self.h0, self.h1, self.h2] = h;
+    }
+
+    /// Writes the powers of r a vector (IFMA) run needs into `out`.
+    #[inline(always)]
+    pub(super) fn ifma_powers(&self, out: &mut Powers) {
+        let r = to_limbs([self.r0, self.r1, 0]);
+        let mut p = [r; 9];
+        // A tree three multiplications deep (a chain of seven was the
+        // setup's latency: 4–6 % of a 512–960-byte record).
+        p[2] = mul_limbs(r, r);
+        p[3] = mul_limbs(p[2], r);
+        p[4] = mul_limbs(p[2], p[2]);
+        p[5] = mul_limbs(p[4], r);
+        p[6] = mul_limbs(p[4], p[2]);
+        p[7] = mul_limbs(p[4], p[3]);
+        p[8] = mul_limbs(p[4], p[4]);
+        out.r8 = [p[8][0], p[8][1], p[8][2], 20 * p[8][1], 20 * p[8][2]];
+        // Lane k of the last step holds block k/2 + 4·(k mod 2).
+        for k in 0..8 {
+            let q = p[8 - (k / 2 + 4 * (k % 2))];
+            out.last[0][k] = q[0];
+            out.last[1][k] = q[1];
+            out.last[2][k] = q[2];
+            out.last[3][k] = 20 * q[1];
+            out.last[4][k] = 20 * q[2];
+        }
+        p.zeroize();
+    }
+
     /// Absorbs whole 16-byte blocks (`data.len()` a multiple of 16), in two
     /// chains when there are enough of them.
     #[inline(always)]
@@ -179,11 +218,11 @@ impl Poly1305 {
     /// nothing else may be absorbed.
     #[inline(always)]
     pub(super) fn chains_begin(&mut self, len: usize) -> Chains {
+        self.cache_power(len);
         Chains {
             a: [self.h0, self.h1, self.h2],
             b: [0; 3],
             len,
-            power: self.power(len),
         }
     }
 
@@ -203,16 +242,24 @@ impl Poly1305 {
     /// Joins the chains: h = A·r^L + B.
     #[inline(always)]
     pub(super) fn chains_end(&mut self, chains: Chains) {
-        [self.h0, self.h1, self.h2] = mul_add(chains.a, chains.power, chains.b);
+        // r^L read back from the cache, which `finish` wipes: returned and
+        // kept in registers through the run instead, it was spilled to
+        // stack slots nothing wipes (the zmm short path, which has no stack
+        // scrub).
+        let slot = usize::from(self.powers[0].0 != chains.len);
+        debug_assert_eq!(self.powers[slot].0, chains.len);
+        let p = &self.powers[slot].1;
+        let power = [fresh(&p[0]), fresh(&p[1]), fresh(&p[2])];
+        [self.h0, self.h1, self.h2] = mul_add(chains.a, power, chains.b);
     }
 
-    /// r^len (len ≥ 1), from a two-entry cache: the stitched kernels use one
-    /// or two run lengths per message.
+    /// Puts r^len (len ≥ 1) in the two-entry cache, unless it is there:
+    /// the stitched kernels use one or two run lengths per message.
     #[inline(always)]
-    fn power(&mut self, len: usize) -> [u64; 3] {
+    fn cache_power(&mut self, len: usize) {
         debug_assert!(len >= 1);
-        if let Some((_, p)) = self.powers.iter().find(|(l, _)| *l == len) {
-            return *p;
+        if self.powers.iter().any(|(l, _)| *l == len) {
+            return;
         }
         // Square and multiply over the bits of len (public), from the top.
         let r = [self.r0, self.r1, 0];
@@ -225,7 +272,6 @@ impl Poly1305 {
         }
         self.powers[1] = self.powers[0];
         self.powers[0] = (len, x);
-        x
     }
 
     /// Absorbs `data`, zero-padded to a whole number of blocks (the AEAD's
@@ -262,10 +308,14 @@ impl Poly1305 {
     /// makes r₁ a multiple of 4, so x₁r₁·2¹²⁸ ≡ x₁·s₁ folds in directly.
     #[inline(always)]
     fn mul_r(&self, [x0, x1, x2]: [u64; 3]) -> [u64; 3] {
+        // r is read from this state (which `finish` wipes) at every block:
+        // kept in registers across a whole record instead, it was spilled
+        // to stack slots nothing wipes.
+        let [r0, r1, s1] = [self.r0, self.r1, self.s1];
         // x₂·s₁ < 7·2⁶¹ and x₂·r₀ < 7·2⁶⁰ fit 64 bits: one imul each.
-        let d0 = mul(x0, self.r0) + mul(x1, self.s1);
-        let d1 = mul(x0, self.r1) + mul(x1, self.r0) + (x2 * self.s1) as u128 + (d0 >> 64);
-        let d2 = x2 * self.r0 + (d1 >> 64) as u64;
+        let d0 = mul(x0, r0) + mul(x1, s1);
+        let d1 = mul(x0, r1) + mul(x1, r0) + (x2 * s1) as u128 + (d0 >> 64);
+        let d2 = x2 * r0 + (d1 >> 64) as u64;
 
         // Everything from bit 130 up, times 5, folds back into the bottom.
         let fold = (d2 & !3) + (d2 >> 2);

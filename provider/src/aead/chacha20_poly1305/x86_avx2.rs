@@ -11,6 +11,7 @@ super::x86_64::x86_backend!(
     features = "avx2,bmi2",
     lanes = __m256i,
     detected = avx2,
+    ifma = false,
     scrub_small = 0,
     scrub_three_sets = 2016,
     scrub_blocks = 2816

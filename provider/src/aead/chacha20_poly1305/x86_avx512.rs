@@ -14,6 +14,7 @@ super::x86_64::x86_backend!(
     features = "avx512f,avx512vl,avx2,bmi2",
     lanes = __m512i,
     detected = avx512,
+    ifma = false,
     scrub_small = 0,
     scrub_three_sets = 0,
     scrub_blocks = 3328

@@ -11,6 +11,7 @@ super::x86_64::x86_backend!(
     features = "ssse3",
     lanes = __m128i,
     detected = ssse3,
+    ifma = false,
     scrub_small = 1280,
     scrub_three_sets = 0,
     scrub_blocks = 2304
