@@ -963,6 +963,20 @@ pub(super) unsafe fn crypt<L: Lanes, const IFMA: bool>(
                 Direction::Seal => off,
                 Direction::Open => n,
             };
+            // With IFMA, a long pending run is hashed on the vector Poly1305
+            // before a horizontal call instead of by scalar chains between
+            // its rounds: that call is latency-bound and leaves the vector
+            // units mostly idle, and the chain steps made it as long as the
+            // run, not the keystream (a vertical tail fills the vector units
+            // and hides the chains). An open hashes everything then.
+            if IFMA && !tail_is_vertical::<L>(blocks) && stop - pending >= IFMA_MIN {
+                let end = match dir {
+                    Direction::Seal => off,
+                    Direction::Open => n,
+                };
+                padded_serial::<IFMA>(&mut poly, &buf[pending..end]);
+                pending = end;
+            }
             let run_len = ((stop - pending) / 32 * 32).min(run_capacity::<L>(blocks));
             let run = (run_len > 0).then(|| Hash::new(base.add(pending), run_len));
             let head_ks = if head_later {
