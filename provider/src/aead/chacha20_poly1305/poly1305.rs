@@ -208,7 +208,7 @@ impl Poly1305 {
         let run = &data[odd..];
         let mut chains = self.chains_begin(run.len() / 32);
         for i in 0..chains.len {
-            self.chain_step(&mut chains, run, i);
+            self.chain_step::<true>(&mut chains, run, i);
         }
         self.chains_end(chains);
     }
@@ -229,14 +229,14 @@ impl Poly1305 {
     /// Step `i` of a run starting at `run`: chain A absorbs block `i`,
     /// chain B block `len + i`. Steps from `len` on do nothing: the stitched
     /// kernels have a fixed number of step slots, and a whole batch's
-    /// constant length folds this check away.
+    /// constant length folds this check away. `FRESH`: see [`Self::mul_r`].
     #[inline(always)]
-    pub(super) fn chain_step(&self, chains: &mut Chains, run: &[u8], i: usize) {
+    pub(super) fn chain_step<const FRESH: bool>(&self, chains: &mut Chains, run: &[u8], i: usize) {
         if i >= chains.len {
             return;
         }
-        chains.a = self.mul_r(add_block(chains.a, &run[16 * i..]));
-        chains.b = self.mul_r(add_block(chains.b, &run[16 * (chains.len + i)..]));
+        chains.a = self.mul_r::<FRESH>(add_block(chains.a, &run[16 * i..]));
+        chains.b = self.mul_r::<FRESH>(add_block(chains.b, &run[16 * (chains.len + i)..]));
     }
 
     /// Joins the chains: h = A·r^L + B.
@@ -267,7 +267,7 @@ impl Poly1305 {
         for bit in (0..len.ilog2()).rev() {
             x = mul_add(x, x, [0; 3]);
             if len >> bit & 1 == 1 {
-                x = self.mul_r(x);
+                x = self.mul_r::<true>(x);
             }
         }
         self.powers[1] = self.powers[0];
@@ -301,17 +301,26 @@ impl Poly1305 {
     /// h = (h + m + 2¹²⁸) · r, partially reduced (h < 2¹³⁰ + small).
     #[inline(always)]
     fn block(&mut self, m: &[u8]) {
-        [self.h0, self.h1, self.h2] = self.mul_r(add_block([self.h0, self.h1, self.h2], m));
+        [self.h0, self.h1, self.h2] = self.mul_r::<true>(add_block([self.h0, self.h1, self.h2], m));
     }
 
     /// `x·r` for `x₂ ≤ 6`, partially reduced (top limb ≤ 4). The clamp
     /// makes r₁ a multiple of 4, so x₁r₁·2¹²⁸ ≡ x₁·s₁ folds in directly.
+    ///
+    /// `FRESH`: r is read from this state (which `finish` wipes) at every
+    /// block, with volatile loads. The code outside the stitched kernels
+    /// (`blocks`, `padded`: all a short record hashes) does so: kept in
+    /// registers across a record there, r was spilled to stack slots
+    /// nothing wipes, and the ymm and zmm short paths have no stack scrub.
+    /// The kernels' stitched chain steps keep r in registers (1–2 % faster
+    /// at bulk on ymm); the scrub after a long record covers their frame.
     #[inline(always)]
-    fn mul_r(&self, [x0, x1, x2]: [u64; 3]) -> [u64; 3] {
-        // r is read from this state (which `finish` wipes) at every block:
-        // kept in registers across a whole record instead, it was spilled
-        // to stack slots nothing wipes.
-        let [r0, r1, s1] = [self.r0, self.r1, self.s1];
+    fn mul_r<const FRESH: bool>(&self, [x0, x1, x2]: [u64; 3]) -> [u64; 3] {
+        let [r0, r1, s1] = if FRESH {
+            [fresh(&self.r0), fresh(&self.r1), fresh(&self.s1)]
+        } else {
+            [self.r0, self.r1, self.s1]
+        };
         // x₂·s₁ < 7·2⁶¹ and x₂·r₀ < 7·2⁶⁰ fit 64 bits: one imul each.
         let d0 = mul(x0, r0) + mul(x1, s1);
         let d1 = mul(x0, r1) + mul(x1, r0) + (x2 * s1) as u128 + (d0 >> 64);

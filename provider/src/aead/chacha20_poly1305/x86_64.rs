@@ -478,7 +478,7 @@ type Stitch<'a, 'b> = Option<(&'a [u8], &'b mut Chains)>;
 #[inline(always)]
 fn stitch(poly: &Poly1305, chains: &mut Stitch<'_, '_>, i: usize) {
     if let Some((data, chains)) = chains {
-        poly.chain_step(chains, data, i);
+        poly.chain_step::<false>(chains, data, i);
     }
 }
 
@@ -1119,22 +1119,39 @@ unsafe fn crypt_small<L: Lanes>(
     buf: &mut [u8],
     dir: Direction,
 ) -> [u8; TAG_LEN] {
+    // SAFETY: the CPU has `L`'s features (module contract).
+    unsafe {
+        // The key block and the data's blocks, rounded up to 2, 4 or 8, or
+        // to 6 in three sets of rows where `three_sets` says so; the
+        // scratch is exactly that (zeroing and wiping the largest size for
+        // every record cost a 16-byte record about 3 %).
+        match buf.len() {
+            0..=64 => crypt_small_in::<L, 128>(state, aad, src, buf, dir),
+            65..=192 => crypt_small_in::<L, 256>(state, aad, src, buf, dir),
+            n if three_sets::<L>(n) => crypt_small_in::<L, 384>(state, aad, src, buf, dir),
+            _ => crypt_small_in::<L, 512>(state, aad, src, buf, dir),
+        }
+    }
+}
+
+/// [`crypt_small`] with `USED` bytes of keystream scratch (`buf.len() + 64`
+/// at most).
+#[inline(always)]
+unsafe fn crypt_small_in<L: Lanes, const USED: usize>(
+    state: &State,
+    aad: &[u8],
+    src: &[u8],
+    buf: &mut [u8],
+    dir: Direction,
+) -> [u8; TAG_LEN] {
     // SAFETY: the CPU has `L`'s features (module contract); only bounds-checked slices here.
     unsafe {
         let n = buf.len();
         buf[..src.len()].copy_from_slice(src);
-        let mut ks = [0u8; 64 + SMALL];
-        // The key block and the data's blocks, rounded up to 2, 4 or 8, or
-        // to 6 in three sets of rows where `three_sets` says so.
-        let used = match n {
-            0..=64 => 128,
-            65..=192 => 256,
-            _ if three_sets::<L>(n) => 384,
-            _ => 512,
-        };
+        let mut ks = [0u8; USED];
         // The key block comes first: the placeholder Poly1305 is not used.
         let mut poly = Poly1305::new(&[0; 32]);
-        keystream_small::<L>(state, 0, &mut ks[..used], &poly);
+        keystream_small::<L>(state, 0, &mut ks, &poly);
         poly.reset(ks[..32].try_into().expect("32 bytes"));
         poly.padded(aad);
         crypt_chunk::<L>(&mut poly, dir, buf, &ks[64..64 + n]);
