@@ -45,6 +45,14 @@ pub(super) struct Chains {
 /// Fewest blocks worth two chains (a shorter run would not repay r^L).
 const MIN_CHAINS_RUN: usize = 8;
 
+impl Chains {
+    /// The run's steps (half its blocks).
+    #[inline(always)]
+    pub(super) fn len(&self) -> usize {
+        self.len
+    }
+}
+
 impl Drop for Chains {
     fn drop(&mut self) {
         self.a.zeroize();

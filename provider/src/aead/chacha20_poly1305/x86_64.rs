@@ -629,25 +629,38 @@ unsafe fn horizontal<L: Lanes, const SETS: usize>(
             *d = L::row(&row).row_counters();
         }
         let (mut a, mut b, mut c, mut d) = ([a0; SETS], [b0; SETS], [c0; SETS], d0);
+        // The run's steps spread evenly over the call's 32 slots (step i in
+        // slot 32i/len): the call is latency-bound, so bunching the steps
+        // in its first rounds made it wait on them.
+        let len = chains.as_ref().map_or(0, |(_, c)| c.len());
+        let mut next = 0;
+        macro_rules! slot {
+            ($k:expr) => {
+                while next * 32 < ($k + 1) * len {
+                    stitch(poly, &mut chains, next);
+                    next += 1;
+                }
+            };
+        }
         for round in 0..10 {
-            stitch(poly, &mut chains, 3 * round);
+            slot!(3 * round);
             for s in 0..SETS {
                 quarter(&mut a[s], &mut b[s], &mut c[s], &mut d[s]);
                 b[s] = b[s].shuffle::<0x39>();
                 c[s] = c[s].shuffle::<0x4e>();
                 d[s] = d[s].shuffle::<0x93>();
             }
-            stitch(poly, &mut chains, 3 * round + 1);
+            slot!(3 * round + 1);
             for s in 0..SETS {
                 quarter(&mut a[s], &mut b[s], &mut c[s], &mut d[s]);
                 b[s] = b[s].shuffle::<0x93>();
                 c[s] = c[s].shuffle::<0x4e>();
                 d[s] = d[s].shuffle::<0x39>();
             }
-            stitch(poly, &mut chains, 3 * round + 2);
+            slot!(3 * round + 2);
         }
-        stitch(poly, &mut chains, 30);
-        stitch(poly, &mut chains, 31);
+        slot!(30);
+        slot!(31);
         let blocks = out.len() / 64;
         // The input rows again, through an opaque pointer (as in `vertical`).
         let w = core::hint::black_box(&state.words);
