@@ -18,7 +18,6 @@
 use zeroize::Zeroize;
 
 use super::poly1305_ifma::{mul_limbs, to_limbs, Powers};
-use super::x86_64::fresh;
 
 /// A Poly1305 state for one message.
 pub(super) struct Poly1305 {
@@ -58,6 +57,16 @@ impl Drop for Chains {
         self.a.zeroize();
         self.b.zeroize();
     }
+}
+
+/// `*x`, read from memory where it is used (a volatile read): for key
+/// material the compiler would otherwise keep in a register across a long
+/// stretch of code and spill to a stack slot that nothing wipes.
+#[inline(always)]
+#[allow(unsafe_code)]
+fn fresh(x: &u64) -> u64 {
+    // SAFETY: a volatile read through a reference, valid and aligned.
+    unsafe { core::ptr::read_volatile(x) }
 }
 
 #[inline(always)]

@@ -320,15 +320,6 @@ macro_rules! x86_backend {
 }
 pub(super) use x86_backend;
 
-/// `*x`, read from memory where it is used (a volatile read): for key
-/// material the compiler would otherwise keep in a register across a long
-/// stretch of code and spill to a stack slot that nothing wipes.
-#[inline(always)]
-pub(super) fn fresh(x: &u64) -> u64 {
-    // SAFETY: a volatile read through a reference, valid and aligned.
-    unsafe { core::ptr::read_volatile(x) }
-}
-
 /// This function's stack pointer (its frame's lowest address, once the
 /// prologue has run: these frames have a fixed size).
 #[inline(always)]
