@@ -241,18 +241,18 @@ fn record_secrets(aes: bool, key: &[u8], nonce: &[u8; 12], pt: &[u8], ct: &[u8])
             & 0x0ffffffc_0ffffffc_0ffffffc_0fffffff;
         s.add("Poly1305 r clamped", &r.to_le_bytes());
         // The powers r^L that join two Poly1305 chains (L up to a wide
-        // pass's 62 steps), fully reduced (the engines' partially reduced
+        // pass's 62 steps, more for a long AAD), fully reduced (the engines' partially reduced
         // form is the same but with negligible probability); their low
         // 16 bytes (the top limb is a few bits, not distinctive).
         let mut power = r;
         let mut power_hi = 0u64;
-        for k in 2..=64 {
+        for k in 2..=128 {
             (power, power_hi) = mul_mod_p((power, power_hi), (r, 0));
             s.add(&format!("Poly1305 r^{k}"), &power.to_le_bytes());
         }
         for (k, limbs) in ifma_powers(r).iter().enumerate() {
             let bytes: Vec<u8> = limbs.iter().flat_map(|l| l.to_le_bytes()).collect();
-            s.add(&format!("IFMA r^{}", k + 2), &bytes);
+            s.add(&format!("IFMA r^{}", k + 1), &bytes);
         }
     }
     let keystream: Vec<u8> = pt.iter().zip(ct).map(|(p, c)| p ^ c).collect();
@@ -316,9 +316,11 @@ fn mul_mod_p(a: (u128, u64), b: (u128, u64)) -> (u128, u64) {
     (u128::from(w[0]) | u128::from(w[1]) << 64, w[2])
 }
 
-/// r², …, r⁸ as the IFMA Poly1305 (`X86Avx512Ifma`) holds them: 44-bit
+/// r, r², …, r⁸ as the IFMA Poly1305 (`X86Avx512Ifma`) holds them: 44-bit
 /// limbs, partially reduced exactly as its `mul_limbs` leaves them, with
-/// the 20× forms of the upper two.
+/// the 20× forms of the upper two (each 8-byte limb is searched alone, so
+/// the powers are found in any of the forms the code keeps: three-limb
+/// values, the last step's lane rows, broadcast registers).
 fn ifma_powers(r: u128) -> Vec<[u64; 5]> {
     const M44: u64 = (1 << 44) - 1;
     const M42: u64 = (1 << 42) - 1;
@@ -338,6 +340,7 @@ fn ifma_powers(r: u128) -> Vec<[u64; 5]> {
     let p3 = mul(p2, r);
     let p4 = mul(p2, p2);
     let powers = [
+        r,
         p2,
         p3,
         p4,

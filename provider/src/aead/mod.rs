@@ -57,8 +57,9 @@ pub enum Backend {
     X86Avx2,
     /// ChaCha20-Poly1305 on AVX-512 (zmm, 16 blocks), stitched likewise.
     X86Avx512,
-    /// `X86Avx512` with AVX-512 IFMA: Poly1305 runs that no ChaCha20 pass
-    /// overlaps (after the last keystream of a record) on eight zmm lanes.
+    /// `X86Avx512` with AVX-512 IFMA: Poly1305 runs that no wide ChaCha20
+    /// pass overlaps (after a record's last keystream, or before a short
+    /// tail's call) on eight zmm lanes.
     X86Avx512Ifma,
     /// ChaCha20-Poly1305 on SSSE3 (xmm, 4 blocks), for CPUs without AVX2.
     X86Ssse3,
@@ -141,14 +142,13 @@ pub(crate) fn scrub_stack<const N: usize>() {
 }
 
 /// [`scrub_stack`] at least `depth` bytes deep, for a depth measured at run
-/// time, in steps of 512 bytes from 1 KiB (each step a constant-size frame).
-/// Optimised engine frames are 1–2.5 KiB (opt-levels 2 and 3); the steps
-/// from 8 KiB on are for unoptimised and sanitizer builds (the fuzz
-/// targets'), whose frames are far larger. Only the x86-64 ChaCha20 kernels
-/// measure their frame at run time.
-///
-/// # Panics
-/// If `depth` is over 64 KiB (no build makes such a frame).
+/// time, in constant-size steps (512 bytes apart up to 3 KiB, then 4, 8,
+/// 16 and 64 KiB). Optimised engine frames are 1–2.5 KiB (opt-levels 2 and
+/// 3); the steps from 8 KiB on are for unoptimised and sanitizer builds
+/// (the fuzz targets'), whose frames are far larger. A depth past 64 KiB
+/// (no build makes such a frame) gets the 64 KiB scrub: this runs after a
+/// record, and an open's failure must still zero its buffer, so it does not
+/// panic. Only the x86-64 ChaCha20 kernels measure their frame at run time.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 pub(crate) fn scrub_stack_to(depth: usize) {
@@ -161,8 +161,7 @@ pub(crate) fn scrub_stack_to(depth: usize) {
         3073..=4096 => scrub_stack::<4096>(),
         4097..=8192 => scrub_stack::<8192>(),
         8193..=16384 => scrub_stack::<16384>(),
-        16385..=65536 => scrub_stack::<65536>(),
-        _ => panic!("a stack frame deeper than 64 KiB"),
+        _ => scrub_stack::<65536>(),
     }
 }
 

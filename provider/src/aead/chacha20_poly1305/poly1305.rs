@@ -279,7 +279,7 @@ impl Poly1305 {
             return;
         }
         // Square and multiply over the bits of len (public), from the top.
-        let r = [self.r0, self.r1, 0];
+        let r = [fresh(&self.r0), fresh(&self.r1), 0];
         let mut x = r;
         for bit in (0..len.ilog2()).rev() {
             x = mul_add(x, x, [0; 3]);

@@ -1,15 +1,17 @@
 //! Poly1305 on eight zmm lanes with AVX-512 IFMA (`vpmadd52luq` /
 //! `vpmadd52huq`), radix 2⁴⁴ (limbs of 44, 44 and 42 bits).
 //!
-//! A run of 8·k blocks is eight Horner chains, lane `j` taking blocks `j`,
-//! `j + 8`, …: each step adds eight blocks to the lanes and multiplies them
-//! by r⁸, except the last, which multiplies lane `j` by r^(8−j); the lanes'
-//! sum is then the run's Horner sum (h entering in lane 0). Steps run on
-//! the vector units, between the ChaCha20 rounds of a zmm pass, instead of
-//! on the one integer multiplier the scalar Poly1305 is bound by.
+//! A run of 8·k blocks is eight Horner chains: each step adds eight blocks
+//! to the lanes (lane `k` takes block `k/2 + 4·(k mod 2)` of the step's
+//! eight, the order the loads' unpacking gives) and multiplies them by r⁸,
+//! except the last, which multiplies each lane by r^(8−b) for its block
+//! `b`; the lanes' sum is then the run's Horner sum (h entering in lane 0).
+//! `X86Avx512Ifma` runs it where no ChaCha20 round runs beside it (see
+//! `padded_serial` in `x86_64.rs`): stitched between a zmm pass's rounds it
+//! was slower than the scalar chains, which use the integer units.
 //!
 //! The powers come from the scalar `Poly1305` (`ifma_powers`), once per
-//! message. Constant time: no branch or index depends on key or data.
+//! run. Constant time: no branch or index depends on key or data.
 #![allow(unsafe_code)]
 
 use core::arch::x86_64::*;
@@ -21,7 +23,8 @@ const M42: u64 = (1 << 42) - 1;
 
 /// The powers a run needs, as 44-bit limbs: r⁸ (`r0 r1 r2 s1 s2`, where
 /// `sᵢ = 20·rᵢ` folds the 2¹³⁰ ≡ 5 wrap at limb weight 2¹³²), and per lane
-/// `j` of the last step r^(8−j) in the same five forms.
+/// of the last step the power for its block (see the module docs) in the
+/// same five forms, row by row.
 pub(super) struct Powers {
     pub(super) r8: [u64; 5],
     pub(super) last: [[u64; 8]; 5],
@@ -165,6 +168,8 @@ pub(super) unsafe fn end(run: Run) -> [u64; 3] {
     }
 }
 
+/// # Safety
+/// The CPU has AVX-512F.
 #[inline(always)]
 unsafe fn splat(x: u64) -> __m512i {
     // SAFETY: register-only; the CPU has AVX-512F (callers' contract).
@@ -173,6 +178,9 @@ unsafe fn splat(x: u64) -> __m512i {
 
 /// `a·r mod 2¹³⁰−5` per lane, partially reduced (limbs below 2⁴⁴, 2⁴⁴ +
 /// 2¹², 2⁴²), for limbs of `a` below 2⁵² and `r` as `r0 r1 r2 s1 s2`.
+///
+/// # Safety
+/// The CPU has AVX-512F and AVX-512 IFMA.
 #[inline(always)]
 unsafe fn mul(a: [__m512i; 3], r: &[__m512i; 5]) -> [__m512i; 3] {
     // SAFETY: register-only intrinsics; the CPU has AVX-512F and IFMA (callers' contract).

@@ -21,8 +21,10 @@
 //!
 //! # Safety
 //! Every `unsafe fn` here must only run on a CPU with the features of the
-//! `Lanes` type it is instantiated with: the backends call them only from
-//! `#[target_feature]` functions of a `Key` that detection made.
+//! `Lanes` type it is instantiated with, and with AVX-512 IFMA where it is
+//! instantiated with `IFMA = true`: the backends call them only from
+//! `#[target_feature]` functions of a `Key` that detection made (only
+//! `X86Avx512Ifma`'s, whose detection includes IFMA, sets `IFMA`).
 #![allow(unsafe_code)]
 
 use zeroize::Zeroize;
@@ -33,8 +35,8 @@ use crate::aead::{NONCE_LEN, TAG_LEN};
 
 /// The largest batch any vertical kernel makes (AVX-512: 16 blocks).
 const MAX_BATCH: usize = 1024;
-/// Records up to this size take one horizontal call of 2, 4 or 8 blocks
-/// (the Poly1305 key block and up to seven data blocks).
+/// Records up to this size take one horizontal call of 2, 4, 6 or 8
+/// blocks (the Poly1305 key block and up to seven data blocks).
 pub(super) const SMALL: usize = 448;
 /// ChaCha20's "expand 32-byte k".
 const SIGMA: [u32; 4] = [0x6170_7865, 0x3320_646e, 0x7962_2d32, 0x6b20_6574];
@@ -132,7 +134,10 @@ pub(super) unsafe trait Lanes: Copy {
 /// ([`three_sets`]); after header-protection blocks, `$scrub_blocks`.
 /// Those constants are the depths `tests/stack_residue.rs` needs at
 /// opt-levels 3 and 2, with room to spare (the ymm and zmm short paths keep
-/// everything in registers in one, two or four sets; the xmm one does not).
+/// everything in registers in one, two or four sets, and zmm in three ymm
+/// sets too; the xmm one does not). `$ifma`: the CPU has AVX-512 IFMA
+/// (`$detected` includes it and `$features` enables it), and serial
+/// Poly1305 runs take the IFMA Poly1305 ([`padded_serial`]).
 macro_rules! x86_backend {
     (
         features = $features:literal,
@@ -249,8 +254,9 @@ macro_rules! x86_backend {
             // This frame's bottom, for the scrub after the call.
             let bottom = kernel::stack_pointer();
             // SAFETY: the kernel needs only CPU features: this entry point's
-            // `#[target_feature]` list provides the lane type's (reached only through a
-            // detected `Key`), and `crypt` checks every length it relies on.
+            // `#[target_feature]` list provides the lane type's, and IFMA where `$ifma`
+            // (reached only through a detected `Key`), and `crypt` checks every length it
+            // relies on.
             let tag = unsafe {
                 kernel::crypt::<$lanes, $ifma>(
                     key,
@@ -596,9 +602,9 @@ unsafe fn vertical<L: Lanes, const WIDE: bool>(
 }
 
 /// `out.len() / 64` blocks (whole blocks, at most `SETS * L::ROW_BLOCKS`)
-/// from `counter` in the horizontal layout, with chain steps 0..32 of
-/// `chains` between the rounds (three per double round, two at the end)
-/// when it is given.
+/// from `counter` in the horizontal layout, with the steps of `chains`
+/// (at most 32) spread evenly over the call's 32 slots (three per double
+/// round, two at the end) when it is given.
 #[inline(always)]
 unsafe fn horizontal<L: Lanes, const SETS: usize>(
     state: &State,
@@ -667,8 +673,8 @@ unsafe fn horizontal<L: Lanes, const SETS: usize>(
     }
 }
 
-/// 2, 4 or 8 blocks (`out.len()` 128, 256 or 512) in the latency-hiding
-/// horizontal layout, for short records.
+/// 2, 4, 6 or 8 blocks (`out.len()` 128, 256, 384 or 512) in the
+/// latency-hiding horizontal layout, for short records.
 #[inline(always)]
 unsafe fn keystream_small<L: Lanes>(state: &State, counter: u32, out: &mut [u8], poly: &Poly1305) {
     // SAFETY: the CPU has `L`'s features (module contract); `horizontal` checks `out`.
@@ -682,7 +688,7 @@ unsafe fn keystream_small<L: Lanes>(state: &State, counter: u32, out: &mut [u8],
                     2 => horizontal::<$lanes, 2>(state, $counter, $out, poly, None),
                     3 => horizontal::<$lanes, 3>(state, $counter, $out, poly, None),
                     4 => horizontal::<$lanes, 4>(state, $counter, $out, poly, None),
-                    _ => unreachable!("2, 4 or 8 blocks"),
+                    _ => unreachable!("2, 4, 6 or 8 blocks"),
                 }
             }};
         }
@@ -784,17 +790,19 @@ const fn run_capacity<L: Lanes>(blocks: usize) -> usize {
     if tail_is_vertical::<L>(blocks) {
         const { 32 * L::SCHEDULE.steps() }
     } else {
-        // `horizontal`: three steps per double round and two at the end.
+        // `horizontal`: 32 slots, one step each at most.
         32 * 32
     }
 }
 
 /// Seals or opens `buf` (the plaintext is `src` followed by
 /// `buf[src.len()..]` when sealing) and returns the tag. `ks` is zeroed
-/// scratch of [`scratch_len`] bytes, wiped again before returning.
+/// scratch of [`seal_scratch_len`] bytes to seal, [`scratch_len`] to open,
+/// wiped again before returning. With `IFMA`, serial Poly1305 runs take the
+/// IFMA Poly1305.
 ///
 /// # Safety
-/// The CPU has `L`'s features.
+/// The CPU has `L`'s features, and AVX-512 IFMA if `IFMA`.
 #[inline(always)]
 pub(super) unsafe fn crypt<L: Lanes, const IFMA: bool>(
     key: &[u32; 8],
@@ -805,7 +813,8 @@ pub(super) unsafe fn crypt<L: Lanes, const IFMA: bool>(
     buf: &mut [u8],
     dir: Direction,
 ) -> [u8; TAG_LEN] {
-    // SAFETY: the CPU has `L`'s features (this fn's contract). Every raw pointer derives from
+    // SAFETY: the CPU has `L`'s features, and IFMA where `IFMA` (this fn's contract: what
+    // `padded_serial::<IFMA>` needs). Every raw pointer derives from
     // `ks`, `src` or `buf` as a whole: vertical passes on `ks` stay in its first `L::N * 64 <=
     // scratch_len` bytes (asserted); the head is `head <= n` bytes, read from `src` only if
     // `from_src >= head`;
@@ -976,12 +985,8 @@ pub(super) unsafe fn crypt<L: Lanes, const IFMA: bool>(
             // run, not the keystream (a vertical tail fills the vector units
             // and hides the chains). An open hashes everything then.
             if IFMA && !tail_is_vertical::<L>(blocks) && stop - pending >= IFMA_MIN {
-                let end = match dir {
-                    Direction::Seal => off,
-                    Direction::Open => n,
-                };
-                padded_serial::<IFMA>(&mut poly, &buf[pending..end]);
-                pending = end;
+                padded_serial::<IFMA>(&mut poly, &buf[pending..stop]);
+                pending = stop;
             }
             let run_len = ((stop - pending) / 32 * 32).min(run_capacity::<L>(blocks));
             let run = (run_len > 0).then(|| Hash::new(base.add(pending), run_len));
@@ -1026,10 +1031,11 @@ pub(super) unsafe fn crypt<L: Lanes, const IFMA: bool>(
 /// 960 bytes).
 const IFMA_MIN: usize = 512;
 
-/// Absorbs `data`, zero-padded: a run that no ChaCha20 pass overlaps (what
-/// a record hashes after its last keystream). With `IFMA` (the CPU has
-/// AVX-512 IFMA) and at least [`IFMA_MIN`] bytes, its whole 128-byte steps
-/// run on the vector Poly1305, which is idle there.
+/// Absorbs `data`, zero-padded: a run no wide ChaCha20 pass overlaps
+/// (what a record hashes after its last keystream, or before a horizontal
+/// tail call, which is latency-bound). With `IFMA` (the CPU has AVX-512
+/// IFMA) and at least [`IFMA_MIN`] bytes, its whole 128-byte steps run on
+/// the vector Poly1305, which is idle there.
 ///
 /// # Safety
 /// The CPU has AVX-512F and AVX-512 IFMA if `IFMA`.
@@ -1113,7 +1119,7 @@ pub(super) unsafe fn small<L: Lanes>(
     }
 }
 
-/// Records of at most `SMALL` bytes: one horizontal call of 2, 4 or 8
+/// Records of at most `SMALL` bytes: one horizontal call of 2, 4, 6 or 8
 /// independent blocks yields the Poly1305 key and all the keystream, with a
 /// scratch buffer sized for that alone (clearing a whole batch buffer cost
 /// more than a short record).
@@ -1140,8 +1146,11 @@ unsafe fn crypt_small<L: Lanes>(
     }
 }
 
-/// [`crypt_small`] with `USED` bytes of keystream scratch (`buf.len() + 64`
-/// at most).
+/// [`crypt_small`] with `USED` bytes of keystream scratch (at least
+/// `buf.len() + 64`).
+///
+/// # Safety
+/// The CPU has `L`'s features.
 #[inline(always)]
 unsafe fn crypt_small_in<L: Lanes, const USED: usize>(
     state: &State,
