@@ -479,6 +479,23 @@ fn stitch(poly: &Poly1305, chains: &mut Stitch<'_, '_>, i: usize) {
     }
 }
 
+/// For a horizontal call hashing `len` chain steps (at most 32), bit `k`
+/// of entry `len` says whether slot `k` of its 32 runs one: step `i` runs
+/// in slot `32 i / len`, so that the steps spread evenly over the call.
+const SLOT_MASKS: [u32; 33] = {
+    let mut masks = [0; 33];
+    let mut len = 1;
+    while len <= 32 {
+        let mut i = 0;
+        while i < len {
+            masks[len] |= 1 << (32 * i / len);
+            i += 1;
+        }
+        len += 1;
+    }
+    masks
+};
+
 /// One ChaCha20 quarter round on four vectors (any layout).
 #[inline(always)]
 unsafe fn quarter<L: Lanes>(a: &mut L, b: &mut L, c: &mut L, d: &mut L) {
@@ -626,14 +643,15 @@ unsafe fn horizontal<L: Lanes, const SETS: usize>(
             *d = L::row(&row).row_counters();
         }
         let (mut a, mut b, mut c, mut d) = ([a0; SETS], [b0; SETS], [c0; SETS], d0);
-        // The run's steps spread evenly over the call's 32 slots (step i in
-        // slot 32i/len): the call is latency-bound, so bunching the steps
-        // in its first rounds made it wait on them.
+        // The run's steps spread evenly over the call's 32 slots (see
+        // `SLOT_MASKS`): the call is latency-bound, so bunching the steps in
+        // its first rounds made it wait on them.
         let len = chains.as_ref().map_or(0, |(_, c)| c.len());
+        let mask = SLOT_MASKS[len];
         let mut next = 0;
         macro_rules! slot {
             ($k:expr) => {
-                while next * 32 < ($k + 1) * len {
+                if mask >> $k & 1 == 1 {
                     stitch(poly, &mut chains, next);
                     next += 1;
                 }
@@ -658,6 +676,7 @@ unsafe fn horizontal<L: Lanes, const SETS: usize>(
         }
         slot!(30);
         slot!(31);
+        debug_assert_eq!(next, len, "every chain step");
         let blocks = out.len() / 64;
         // The input rows again, through an opaque pointer (as in `vertical`).
         let w = core::hint::black_box(&state.words);
