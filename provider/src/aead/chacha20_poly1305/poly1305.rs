@@ -4,14 +4,17 @@
 //! on the vector units, so the SIMD engines interleave the two in one loop.
 //!
 //! One Horner step, h = (h + m)·r, is a dependency chain of about 16
-//! cycles, which made Poly1305 (≈1 cycle/byte) the bottleneck. Runs of 2·L
-//! blocks therefore go through two independent Horner chains: chain A
-//! absorbs blocks 0..L from h, chain B blocks L..2L from zero, interleaved
-//! step by step, and the run ends with h = A·r^L + B. That is the same
-//! Horner sum (B's blocks are zero in A's chain and vice versa) with half
-//! the latency, for the price of r^L (cached) and one general
-//! multiplication. ("Lanes" in this crate are SIMD lanes; these are
-//! chains.)
+//! cycles. The vertical kernels' runs of 2·L blocks, and serial runs of at
+//! least 64 blocks, therefore go through two independent Horner chains:
+//! chain A absorbs blocks 0..L from h, chain B blocks L..2L from zero,
+//! interleaved step by step, and the run ends with h = A·r^L + B. That is
+//! the same Horner sum (B's blocks are zero in A's chain and vice versa)
+//! with half the latency, for the price of r^L (cached) and one general
+//! multiplication, about seven blocks' worth of instructions. Shorter
+//! serial runs and a horizontal call's run (at most 32 blocks, beside one
+//! latency-bound ChaCha20 call) take one chain ([`Chain`]): there the
+//! instructions cost more than the latency, back to back.
+//! ("Lanes" in this crate are SIMD lanes; these are chains.)
 //! Constant time: no branches or indices depend on the key or the data;
 //! the final reduction selects with masks.
 
@@ -41,14 +44,21 @@ pub(super) struct Chains {
     len: usize,
 }
 
-/// Fewest blocks worth two chains (a shorter run would not repay r^L).
-const MIN_CHAINS_RUN: usize = 8;
+/// Fewest blocks a serial run takes in two chains. Two chains halve the
+/// latency but add the power r^L and the join, about seven blocks' worth
+/// of instructions: below this, one chain measured faster in back-to-back
+/// records, which is how records arrive.
+const MIN_CHAINS_RUN: usize = 64;
 
-impl Chains {
-    /// The run's steps (half its blocks).
-    #[inline(always)]
-    pub(super) fn len(&self) -> usize {
-        self.len
+/// One Horner chain continuing h over a run: what a horizontal (tail)
+/// call hashes between its rounds, one block per slot. Wiped on drop.
+pub(super) struct Chain {
+    h: [u64; 3],
+}
+
+impl Drop for Chain {
+    fn drop(&mut self) {
+        self.h.zeroize();
     }
 }
 
@@ -228,6 +238,25 @@ impl Poly1305 {
             self.chain_step::<true>(&mut chains, run, i);
         }
         self.chains_end(chains);
+    }
+
+    /// Starts a one-chain run from h; until `chain_end`, nothing else may
+    /// be absorbed.
+    #[inline(always)]
+    pub(super) fn chain_begin(&self) -> Chain {
+        Chain { h: self.h() }
+    }
+
+    /// Absorbs block `m` (16 bytes) into the chain.
+    #[inline(always)]
+    pub(super) fn chain_block(&self, chain: &mut Chain, m: &[u8]) {
+        chain.h = self.mul_r::<false>(add_block(chain.h, m));
+    }
+
+    /// Ends a one-chain run: h is the chain's.
+    #[inline(always)]
+    pub(super) fn chain_end(&mut self, chain: Chain) {
+        self.set_h(chain.h);
     }
 
     /// Starts a two-chain run of `2 * len` blocks. Until `chains_end`,

@@ -29,7 +29,7 @@
 
 use zeroize::Zeroize;
 
-use super::poly1305::{Chains, Poly1305};
+use super::poly1305::{Chain, Chains, Poly1305};
 use super::poly1305_ifma;
 use crate::aead::{NONCE_LEN, TAG_LEN};
 
@@ -479,9 +479,25 @@ fn stitch(poly: &Poly1305, chains: &mut Stitch<'_, '_>, i: usize) {
     }
 }
 
-/// For a horizontal call hashing `len` chain steps (at most 32), bit `k`
-/// of entry `len` says whether slot `k` of its 32 runs one: step `i` runs
-/// in slot `32 i / len`, so that the steps spread evenly over the call.
+/// What a horizontal call hashes between its rounds: nothing, a run of at
+/// most [`ONE_CHAIN_MAX`] bytes in one chain (a block per slot), or a
+/// longer one in two chains (a two-block step per slot).
+enum TailRun<'a, 'b> {
+    None,
+    One(&'a [u8], &'b mut Chain),
+    Two(&'a [u8], &'b mut Chains),
+}
+
+/// The longest run a horizontal call hashes in one chain: one block in
+/// each of its 32 slots. Two chains halve the latency but add the power
+/// r^L and the join, which cost more than they saved in these calls;
+/// longer runs (zmm without IFMA, whose head and batches are a kilobyte)
+/// take two.
+const ONE_CHAIN_MAX: usize = 32 * 16;
+
+/// For a horizontal call hashing `len` blocks or steps (at most 32), bit
+/// `k` of entry `len` says whether slot `k` of its 32 takes one: item `i`
+/// goes in slot `32 i / len`, so that they spread evenly over the call.
 const SLOT_MASKS: [u32; 33] = {
     let mut masks = [0; 33];
     let mut len = 1;
@@ -619,16 +635,16 @@ unsafe fn vertical<L: Lanes, const WIDE: bool>(
 }
 
 /// `out.len() / 64` blocks (whole blocks, at most `SETS * L::ROW_BLOCKS`)
-/// from `counter` in the horizontal layout, with the steps of `chains`
-/// (at most 32) spread evenly over the call's 32 slots (three per double
-/// round, two at the end) when it is given.
+/// from `counter` in the horizontal layout, with `run`'s blocks (one
+/// chain) or steps (two) absorbed one per slot, spread evenly over the
+/// call's 32 slots (three per double round, two at the end).
 #[inline(always)]
 unsafe fn horizontal<L: Lanes, const SETS: usize>(
     state: &State,
     counter: u32,
     out: &mut [u8],
     poly: &Poly1305,
-    mut chains: Stitch<'_, '_>,
+    mut run: TailRun<'_, '_>,
 ) {
     // SAFETY: the CPU has `L`'s features (module contract); the assert bounds `out`, and each
     // `store_rows` writes `n * 64` bytes at block `first`, with `first + n <= out.len() / 64`.
@@ -643,16 +659,24 @@ unsafe fn horizontal<L: Lanes, const SETS: usize>(
             *d = L::row(&row).row_counters();
         }
         let (mut a, mut b, mut c, mut d) = ([a0; SETS], [b0; SETS], [c0; SETS], d0);
-        // The run's steps spread evenly over the call's 32 slots (see
-        // `SLOT_MASKS`): the call is latency-bound, so bunching the steps in
-        // its first rounds made it wait on them.
-        let len = chains.as_ref().map_or(0, |(_, c)| c.len());
+        // The run spreads evenly over the call's 32 slots (see
+        // `SLOT_MASKS`): the call is latency-bound, so bunching it in its
+        // first rounds made it wait on it.
+        let len = match &run {
+            TailRun::None => 0,
+            TailRun::One(data, _) => data.len() / 16,
+            TailRun::Two(data, _) => data.len() / 32,
+        };
         let mask = SLOT_MASKS[len];
         let mut next = 0;
         macro_rules! slot {
             ($k:expr) => {
                 if mask >> $k & 1 == 1 {
-                    stitch(poly, &mut chains, next);
+                    match &mut run {
+                        TailRun::None => {}
+                        TailRun::One(data, c) => poly.chain_block(c, &data[16 * next..]),
+                        TailRun::Two(data, c) => poly.chain_step::<false>(c, data, next),
+                    }
                     next += 1;
                 }
             };
@@ -676,7 +700,7 @@ unsafe fn horizontal<L: Lanes, const SETS: usize>(
         }
         slot!(30);
         slot!(31);
-        debug_assert_eq!(next, len, "every chain step");
+        debug_assert_eq!(next, len, "every block");
         let blocks = out.len() / 64;
         // The input rows again, through an opaque pointer (as in `vertical`).
         let w = core::hint::black_box(&state.words);
@@ -703,10 +727,10 @@ unsafe fn keystream_small<L: Lanes>(state: &State, counter: u32, out: &mut [u8],
                 let blocks = $out.len() / 64;
                 let sets = blocks.div_ceil(<$lanes>::ROW_BLOCKS);
                 match sets {
-                    1 => horizontal::<$lanes, 1>(state, $counter, $out, poly, None),
-                    2 => horizontal::<$lanes, 2>(state, $counter, $out, poly, None),
-                    3 => horizontal::<$lanes, 3>(state, $counter, $out, poly, None),
-                    4 => horizontal::<$lanes, 4>(state, $counter, $out, poly, None),
+                    1 => horizontal::<$lanes, 1>(state, $counter, $out, poly, TailRun::None),
+                    2 => horizontal::<$lanes, 2>(state, $counter, $out, poly, TailRun::None),
+                    3 => horizontal::<$lanes, 3>(state, $counter, $out, poly, TailRun::None),
+                    4 => horizontal::<$lanes, 4>(state, $counter, $out, poly, TailRun::None),
                     _ => unreachable!("2, 4, 6 or 8 blocks"),
                 }
             }};
@@ -750,9 +774,13 @@ unsafe fn keystream_tail<'k, L: Lanes>(
     // (asserted to hold the `L::N * 64` bytes it reads and writes) for input and output.
     unsafe {
         assert!((1..=L::N).contains(&blocks), "a tail of 1 ..= N blocks");
-        debug_assert!(
-            run.is_none_or(|r| r.len.is_multiple_of(32) && r.len <= run_capacity::<L>(blocks))
-        );
+        debug_assert!(run.is_none_or(|r| {
+            r.len <= run_capacity::<L>(blocks)
+                && (r.len.is_multiple_of(32)
+                    || (!tail_is_vertical::<L>(blocks)
+                        && r.len.is_multiple_of(16)
+                        && r.len <= ONE_CHAIN_MAX))
+        }));
         if tail_is_vertical::<L>(blocks) {
             let out = &mut ks[..L::N * 64];
             out.fill(0);
@@ -761,15 +789,20 @@ unsafe fn keystream_tail<'k, L: Lanes>(
             return &ks[..blocks * 64];
         }
         let out = &mut ks[..blocks * 64];
-        let mut chains = run.map(|r| (r.bytes(), poly.chains_begin(r.len / 32)));
-        let stitch = chains.as_mut().map(|(data, c)| (*data, c));
+        let data = run.map(|r| r.bytes());
+        let (mut one, mut two) = (None, None);
+        let tail_run = match data {
+            None => TailRun::None,
+            Some(d) if d.len() <= ONE_CHAIN_MAX => TailRun::One(d, one.insert(poly.chain_begin())),
+            Some(d) => TailRun::Two(d, two.insert(poly.chains_begin(d.len() / 32))),
+        };
         macro_rules! call {
             ($lanes:ty) => {{
                 match blocks.div_ceil(<$lanes>::ROW_BLOCKS) {
-                    1 => horizontal::<$lanes, 1>(state, counter, out, poly, stitch),
-                    2 => horizontal::<$lanes, 2>(state, counter, out, poly, stitch),
-                    3 => horizontal::<$lanes, 3>(state, counter, out, poly, stitch),
-                    _ => horizontal::<$lanes, 4>(state, counter, out, poly, stitch),
+                    1 => horizontal::<$lanes, 1>(state, counter, out, poly, tail_run),
+                    2 => horizontal::<$lanes, 2>(state, counter, out, poly, tail_run),
+                    3 => horizontal::<$lanes, 3>(state, counter, out, poly, tail_run),
+                    _ => horizontal::<$lanes, 4>(state, counter, out, poly, tail_run),
                 }
             }};
         }
@@ -778,7 +811,10 @@ unsafe fn keystream_tail<'k, L: Lanes>(
         } else {
             call!(L);
         }
-        if let Some((_, c)) = chains {
+        if let Some(c) = one {
+            poly.chain_end(c);
+        }
+        if let Some(c) = two {
             poly.chains_end(c);
         }
         &ks[..blocks * 64]
@@ -809,8 +845,25 @@ const fn run_capacity<L: Lanes>(blocks: usize) -> usize {
     if tail_is_vertical::<L>(blocks) {
         const { 32 * L::SCHEDULE.steps() }
     } else {
-        // `horizontal`: 32 slots, one step each at most.
+        // `horizontal`: 32 slots, one two-chain step each at most.
         32 * 32
+    }
+}
+
+/// The run the tail's call hashes out of `avail` pending bytes: whole
+/// blocks up to [`ONE_CHAIN_MAX`] for a horizontal call (one chain), else
+/// whole two-chain steps up to the call's capacity.
+#[inline(always)]
+const fn tail_run_len<L: Lanes>(blocks: usize, avail: usize) -> usize {
+    if !tail_is_vertical::<L>(blocks) && avail / 16 * 16 <= ONE_CHAIN_MAX {
+        avail / 16 * 16
+    } else {
+        let steps = avail / 32 * 32;
+        if steps < run_capacity::<L>(blocks) {
+            steps
+        } else {
+            run_capacity::<L>(blocks)
+        }
     }
 }
 
@@ -885,7 +938,7 @@ pub(super) unsafe fn crypt<L: Lanes, const IFMA: bool>(
 
         // Every pointer into `buf` from here on derives from this one.
         let base = buf.as_mut_ptr();
-        // Ciphertext not yet hashed starts at `pending` (whole 32-byte steps
+        // Ciphertext not yet hashed starts at `pending` (whole 16-byte blocks
         // unless it ends the message). A seal hashes each region during the
         // next pass; an open hashes each batch during its own pass, the head
         // during the first batch's or, with no batch, the tail's (or before
@@ -1007,7 +1060,7 @@ pub(super) unsafe fn crypt<L: Lanes, const IFMA: bool>(
                 padded_serial::<IFMA>(&mut poly, &buf[pending..stop]);
                 pending = stop;
             }
-            let run_len = ((stop - pending) / 32 * 32).min(run_capacity::<L>(blocks));
+            let run_len = tail_run_len::<L>(blocks, stop - pending);
             let run = (run_len > 0).then(|| Hash::new(base.add(pending), run_len));
             let head_ks = if head_later {
                 ks.len() - head
@@ -1245,7 +1298,7 @@ pub(super) unsafe fn independent_blocks<L: Lanes, const B: usize>(
             let placeholder = Poly1305::new(&[0; 32]);
             // One block: lane 0 of the row registers, counter unchanged.
             let counter = state.words[12];
-            horizontal::<L, 1>(&state, counter, &mut block, &placeholder, None);
+            horizontal::<L, 1>(&state, counter, &mut block, &placeholder, TailRun::None);
             o.copy_from_slice(&block[..B]);
         } else {
             let mut state = State::new(key, &[0; NONCE_LEN]);
