@@ -372,11 +372,14 @@ impl Poly1305 {
         let d1 = mul(x0, r1) + mul(x1, r0) + (x2 * s1) as u128 + (d0 >> 64);
         let d2 = x2 * r0 + (d1 >> 64) as u64;
 
-        // Everything from bit 130 up, times 5, folds back into the bottom.
+        // Everything from bit 130 up, times 5, folds back into the bottom,
+        // its carries through `u128` sums (an add/adc chain: with
+        // `overflowing_add` the compiler reassociated the sum and rebuilt
+        // the carry with `cmp`/`setb`, two more integer ops a block).
         let fold = (d2 & !3) + (d2 >> 2);
-        let (h0, c) = (d0 as u64).overflowing_add(fold);
-        let (h1, c) = (d1 as u64).overflowing_add(c as u64);
-        [h0, h1, (d2 & 3) + c as u64]
+        let t = u128::from(d0 as u64) + u128::from(fold);
+        let t1 = u128::from(d1 as u64) + (t >> 64);
+        [t as u64, t1 as u64, (d2 & 3) + (t1 >> 64) as u64]
     }
 
     /// The tag: (h mod 2¹³⁰−5) + s mod 2¹²⁸.
