@@ -751,8 +751,8 @@ unsafe fn keystream_small<L: Lanes>(state: &State, counter: u32, out: &mut [u8],
 }
 
 /// Keystream for the last `blocks` blocks of a record (1 ..= `L::N`) from
-/// `counter` into `ks`, with the Poly1305 of `run` (whole 32-byte chain
-/// steps, at most [`run_capacity`]) absorbed between the rounds: the
+/// `counter` into `ks`, with the Poly1305 of `run` (as [`tail_run_len`]
+/// makes it) absorbed between the rounds: the
 /// horizontal layout up to `L::MAX_SETS` sets (latency), a vertical pass
 /// beyond. Returns the keystream, `blocks * 64` bytes of `ks`; `ks` must
 /// hold [`tail_footprint`] bytes.
@@ -774,13 +774,7 @@ unsafe fn keystream_tail<'k, L: Lanes>(
     // (asserted to hold the `L::N * 64` bytes it reads and writes) for input and output.
     unsafe {
         assert!((1..=L::N).contains(&blocks), "a tail of 1 ..= N blocks");
-        debug_assert!(run.is_none_or(|r| {
-            r.len <= run_capacity::<L>(blocks)
-                && (r.len.is_multiple_of(32)
-                    || (!tail_is_vertical::<L>(blocks)
-                        && r.len.is_multiple_of(16)
-                        && r.len <= ONE_CHAIN_MAX))
-        }));
+        debug_assert!(run.is_none_or(|r| tail_run_len::<L>(blocks, r.len) == r.len));
         if tail_is_vertical::<L>(blocks) {
             let out = &mut ks[..L::N * 64];
             out.fill(0);
@@ -852,7 +846,8 @@ const fn run_capacity<L: Lanes>(blocks: usize) -> usize {
 
 /// The run the tail's call hashes out of `avail` pending bytes: whole
 /// blocks up to [`ONE_CHAIN_MAX`] for a horizontal call (one chain), else
-/// whole two-chain steps up to the call's capacity.
+/// whole two-chain steps up to the call's capacity. (A valid run is one
+/// this returns unchanged.)
 #[inline(always)]
 const fn tail_run_len<L: Lanes>(blocks: usize, avail: usize) -> usize {
     if !tail_is_vertical::<L>(blocks) && avail / 16 * 16 <= ONE_CHAIN_MAX {
