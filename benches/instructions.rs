@@ -9,11 +9,15 @@
 //! valgrind --tool=callgrind <binary> ALG BACKEND SIZE RECORDS
 //! ```
 //! `ALG` is `aes128`, `aes256` or `chacha`; `BACKEND` a name from
-//! `Backend::name()`. Valgrind's CPU runs X86AesNi, X86Avx2, X86Ssse3 and
-//! Base only.
+//! `Backend::name()`, or `aws-lc-rs` or `ring` for those crates' own AEAD
+//! (the references, counted the same way). Valgrind's CPU runs X86AesNi,
+//! X86Avx2, X86Ssse3 and Base only.
+
+mod reference;
 
 use std::hint::black_box;
 
+use reference::Reference;
 use rustls_fusion::aead::{Aes128Gcm, Aes256Gcm, Backend, ChaCha20Poly1305};
 
 fn main() {
@@ -25,10 +29,12 @@ fn main() {
     }
     let size: usize = args[2].parse().expect("SIZE");
     let records: usize = args[3].parse().expect("RECORDS");
-    let backend = Backend::ALL
-        .into_iter()
-        .find(|b| b.name() == args[1])
-        .expect("a backend name");
+    let backend = || {
+        Backend::ALL
+            .into_iter()
+            .find(|b| b.name() == args[1])
+            .expect("a backend name")
+    };
     let aad = [0x17, 3, 3, 0x40, 0x11];
     let mut buf = vec![0x5au8; size];
     // With `BURSTS=n`, also times `n` bursts of `RECORDS` records and
@@ -78,10 +84,21 @@ fn main() {
             }
         }};
     }
+    let chacha = args[0] == "chacha";
+    let key_len = if args[0] == "aes128" { 16 } else { 32 };
+    let reference = match args[1].as_str() {
+        "aws-lc-rs" => Some(Reference::aws_lc(chacha, &vec![1; key_len])),
+        "ring" => Some(Reference::ring(chacha, &vec![1; key_len])),
+        _ => None,
+    };
+    if reference.is_some() {
+        run!(reference);
+        return;
+    }
     match args[0].as_str() {
-        "aes128" => run!(Aes128Gcm::with_backend(&[1; 16], backend)),
-        "aes256" => run!(Aes256Gcm::with_backend(&[1; 32], backend)),
-        "chacha" => run!(ChaCha20Poly1305::with_backend(&[1; 32], backend)),
+        "aes128" => run!(Aes128Gcm::with_backend(&[1; 16], backend())),
+        "aes256" => run!(Aes256Gcm::with_backend(&[1; 32], backend())),
+        "chacha" => run!(ChaCha20Poly1305::with_backend(&[1; 32], backend())),
         other => panic!("unknown algorithm {other}"),
     }
 }

@@ -25,11 +25,13 @@
 //! ChaCha20-Poly1305 ones on rustls-fusion, aws-lc-rs and ring (with
 //! `CPU_CLASS`, as for records).
 
+mod reference;
 mod tls_link;
 
 use std::hint::black_box;
 use std::time::Instant;
 
+use reference::Reference;
 use rustls::crypto::CryptoProvider;
 use rustls_fusion::aead::{Aes128Gcm, Aes256Gcm, Backend, ChaCha20Poly1305};
 use rustls_fusion_benches::{class_from_env, Class};
@@ -65,20 +67,7 @@ enum Imp {
     Aes128(Aes128Gcm),
     Aes256(Aes256Gcm),
     ChaCha(ChaCha20Poly1305),
-    Ring(ring::aead::LessSafeKey),
-    AwsLc(aws_lc_rs::aead::LessSafeKey),
-}
-
-macro_rules! less_safe_key {
-    ($krate:ident, $alg:expr, $key:expr) => {{
-        use $krate::aead;
-        let alg = match $alg {
-            Alg::Aes128 => &aead::AES_128_GCM,
-            Alg::Aes256 => &aead::AES_256_GCM,
-            Alg::ChaCha => &aead::CHACHA20_POLY1305,
-        };
-        aead::LessSafeKey::new(aead::UnboundKey::new(alg, $key).unwrap())
-    }};
+    Reference(Reference),
 }
 
 impl Imp {
@@ -103,18 +92,7 @@ impl Imp {
             Self::Aes128(k) => k.seal_in_place(&NONCE, aad, buf),
             Self::Aes256(k) => k.seal_in_place(&NONCE, aad, buf),
             Self::ChaCha(k) => k.seal_in_place(&NONCE, aad, buf),
-            Self::Ring(k) => {
-                use ring::aead::{Aad, Nonce};
-                let nonce = Nonce::assume_unique_for_key(NONCE);
-                let tag = k.seal_in_place_separate_tag(nonce, Aad::from(aad), buf);
-                tag.unwrap().as_ref().try_into().unwrap()
-            }
-            Self::AwsLc(k) => {
-                use aws_lc_rs::aead::{Aad, Nonce};
-                let nonce = Nonce::assume_unique_for_key(NONCE);
-                let tag = k.seal_in_place_separate_tag(nonce, Aad::from(aad), buf);
-                tag.unwrap().as_ref().try_into().unwrap()
-            }
+            Self::Reference(k) => k.seal_in_place(&NONCE, aad, buf),
         }
     }
 
@@ -125,18 +103,7 @@ impl Imp {
             Self::Aes128(k) => k.open_in_place(&NONCE, aad, buf, tag).is_ok(),
             Self::Aes256(k) => k.open_in_place(&NONCE, aad, buf, tag).is_ok(),
             Self::ChaCha(k) => k.open_in_place(&NONCE, aad, buf, tag).is_ok(),
-            Self::Ring(k) => {
-                use ring::aead::{Aad, Nonce, Tag};
-                let nonce = Nonce::assume_unique_for_key(NONCE);
-                k.open_in_place_separate_tag(nonce, Aad::from(aad), Tag::from(*tag), buf, 0..)
-                    .is_ok()
-            }
-            Self::AwsLc(k) => {
-                use aws_lc_rs::aead::{Aad, Nonce};
-                let nonce = Nonce::assume_unique_for_key(NONCE);
-                k.open_in_place_separate_tag(nonce, Aad::from(aad), tag, buf)
-                    .is_ok()
-            }
+            Self::Reference(k) => k.open_in_place(&NONCE, aad, buf, tag).is_ok(),
         }
     }
 }
@@ -207,10 +174,13 @@ fn run_alg(alg: Alg, sizes: &[usize], class: Option<&Class>, filter: &str) {
     });
     let mut imps: Vec<(String, Imp)> = vec![(
         "aws-lc-rs".into(),
-        Imp::AwsLc(less_safe_key!(aws_lc_rs, alg, &key)),
+        Imp::Reference(Reference::aws_lc(alg == Alg::ChaCha, &key)),
     )];
     if with_ring {
-        imps.push(("ring".into(), Imp::Ring(less_safe_key!(ring, alg, &key))));
+        imps.push((
+            "ring".into(),
+            Imp::Reference(Reference::ring(alg == Alg::ChaCha, &key)),
+        ));
     }
     let refs = imps.len();
     for b in ours {
