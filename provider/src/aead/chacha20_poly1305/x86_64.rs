@@ -27,6 +27,8 @@
 //! `X86Avx512Ifma`'s, whose detection includes IFMA, sets `IFMA`).
 #![allow(unsafe_code)]
 
+use core::arch::x86_64::*;
+
 use zeroize::Zeroize;
 
 use super::poly1305::{Chain, Chains, Poly1305};
@@ -109,6 +111,8 @@ pub(super) unsafe trait Lanes: Copy {
     unsafe fn shuffle<const IMM: i32>(self) -> Self;
     /// The four words at `w` in every 128-bit lane.
     unsafe fn row(w: &[u32]) -> Self;
+    /// `r` in every 128-bit lane.
+    unsafe fn broadcast_row(r: __m128i) -> Self;
     /// `row` with `k` added to the first word of 128-bit lane `k` (block
     /// counters of the horizontal layout).
     unsafe fn row_counters(self) -> Self;
@@ -441,27 +445,56 @@ impl Hash {
     }
 }
 
-/// The ChaCha20 input state for block counter 0; zeroized on drop.
-struct State {
-    words: [u32; 16],
+/// The ChaCha20 input state for block counter 0: the key, read where it
+/// is used from its box (never copied to the stack; a copy there would
+/// also be a store that the first rows' loads wait on), and the public
+/// nonce.
+struct State<'k> {
+    key: &'k [u32; 8],
+    /// Words 13–15.
+    nonce: [u32; 3],
+    /// Words 12–15 as one row, counter word 0: `0 ‖ nonce`, made in
+    /// registers for the horizontal calls. (Loaded from memory just
+    /// written word by word, that row spanned several stores and store
+    /// forwarding failed: a stall at the head of a short record's one
+    /// dependency chain.)
+    nonce_row: __m128i,
 }
 
-impl State {
+impl<'k> State<'k> {
     #[inline(always)]
-    fn new(key: &[u32; 8], nonce: &[u8; NONCE_LEN]) -> Self {
-        let mut words = [0u32; 16];
-        words[..4].copy_from_slice(&SIGMA);
-        words[4..12].copy_from_slice(key);
-        for (w, b) in words[13..].iter_mut().zip(nonce.chunks_exact(4)) {
-            *w = u32::from_le_bytes(b.try_into().expect("4 bytes"));
+    fn new(key: &'k [u32; 8], nonce: &[u8; NONCE_LEN]) -> Self {
+        let word =
+            |i: usize| u32::from_le_bytes(nonce[4 * i..4 * i + 4].try_into().expect("4 bytes"));
+        // SAFETY: SSE2 (every x86-64 CPU); the 8-byte load reads `nonce[..8]`.
+        let nonce_row = unsafe {
+            let n01 = _mm_loadl_epi64(nonce.as_ptr().cast());
+            _mm_slli_si128::<4>(_mm_unpacklo_epi64(n01, _mm_cvtsi32_si128(word(2) as i32)))
+        };
+        Self {
+            key,
+            nonce: [word(0), word(1), word(2)],
+            nonce_row,
         }
-        Self { words }
     }
-}
 
-impl Drop for State {
-    fn drop(&mut self) {
-        self.words.zeroize();
+    /// Input word `i` for block counter 0, the key words read from `key`
+    /// (this state's, or the same through an opaque pointer).
+    #[inline(always)]
+    fn word(&self, key: &[u32; 8], i: usize) -> u32 {
+        match i {
+            0..4 => SIGMA[i],
+            4..12 => key[i - 4],
+            12 => 0,
+            _ => self.nonce[i - 13],
+        }
+    }
+
+    /// Row 3 (block counter and nonce) for block `counter`.
+    #[inline(always)]
+    fn row3(&self, counter: u32) -> __m128i {
+        // SAFETY: register-only SSE2 intrinsics (every x86-64 CPU).
+        unsafe { _mm_add_epi32(self.nonce_row, _mm_cvtsi32_si128(counter as i32)) }
     }
 }
 
@@ -550,10 +583,9 @@ unsafe fn vertical<L: Lanes, const WIDE: bool>(
     // `hash` for its length (this fn's contract), which is what `xor_vertical` and
     // `Hash::bytes` need.
     unsafe {
-        let w = &state.words;
         let mut x = [L::splat(0); 16];
-        for (xi, &wi) in x.iter_mut().zip(w) {
-            *xi = L::splat(wi);
+        for (i, xi) in x.iter_mut().enumerate() {
+            *xi = L::splat(state.word(state.key, i));
         }
         x[12] = L::splat(counter).add(L::lane_index());
         // Only the counters are kept for the final addition; the other input
@@ -625,9 +657,13 @@ unsafe fn vertical<L: Lanes, const WIDE: bool>(
         // Read through an opaque pointer, so the compiler cannot reuse the
         // broadcasts from the start (kept alive through the rounds, they were
         // spilled and the key words left on the stack).
-        let w = core::hint::black_box(&state.words);
+        let key = core::hint::black_box(state.key);
         for (i, xi) in x.iter_mut().enumerate() {
-            let init = if i == 12 { x12 } else { L::splat(w[i]) };
+            let init = if i == 12 {
+                x12
+            } else {
+                L::splat(state.word(key, i))
+            };
             *xi = xi.add(init);
         }
         L::xor_vertical(&x, input, output);
@@ -650,13 +686,12 @@ unsafe fn horizontal<L: Lanes, const SETS: usize>(
     // `store_rows` writes `n * 64` bytes at block `first`, with `first + n <= out.len() / 64`.
     unsafe {
         assert!(out.len().is_multiple_of(64) && out.len() <= SETS * L::ROW_BLOCKS * 64);
-        let w = &state.words;
-        let (a0, b0, c0) = (L::row(&w[0..]), L::row(&w[4..]), L::row(&w[8..]));
+        let key = state.key;
+        let (a0, b0, c0) = (L::row(&SIGMA), L::row(&key[..4]), L::row(&key[4..]));
         let mut d0 = [L::splat(0); SETS];
         for (set, d) in d0.iter_mut().enumerate() {
-            let mut row = [w[12], w[13], w[14], w[15]];
-            row[0] = counter.wrapping_add((set * L::ROW_BLOCKS) as u32);
-            *d = L::row(&row).row_counters();
+            let row = state.row3(counter.wrapping_add((set * L::ROW_BLOCKS) as u32));
+            *d = L::broadcast_row(row).row_counters();
         }
         let (mut a, mut b, mut c, mut d) = ([a0; SETS], [b0; SETS], [c0; SETS], d0);
         // The run spreads evenly over the call's 32 slots (see
@@ -703,8 +738,8 @@ unsafe fn horizontal<L: Lanes, const SETS: usize>(
         debug_assert_eq!(next, len, "every block");
         let blocks = out.len() / 64;
         // The input rows again, through an opaque pointer (as in `vertical`).
-        let w = core::hint::black_box(&state.words);
-        let (a0, b0, c0) = (L::row(&w[0..]), L::row(&w[4..]), L::row(&w[8..]));
+        let key = core::hint::black_box(state.key);
+        let (a0, b0, c0) = (L::row(&SIGMA), L::row(&key[..4]), L::row(&key[4..]));
         for s in 0..SETS {
             let first = s * L::ROW_BLOCKS;
             if first < blocks {
@@ -921,7 +956,9 @@ pub(super) unsafe fn crypt<L: Lanes, const IFMA: bool>(
         } else {
             0
         };
-        buf[from_src..src.len()].copy_from_slice(&src[from_src..]);
+        if from_src < src.len() {
+            buf[from_src..src.len()].copy_from_slice(&src[from_src..]);
+        }
 
         // Pass 0: block 0 (the Poly1305 key) and the head's keystream. It
         // hashes nothing, so its Poly1305 state is a placeholder.
@@ -1229,7 +1266,9 @@ unsafe fn crypt_small_in<L: Lanes, const USED: usize>(
     // SAFETY: the CPU has `L`'s features (module contract); only bounds-checked slices here.
     unsafe {
         let n = buf.len();
-        buf[..src.len()].copy_from_slice(src);
+        if !src.is_empty() {
+            buf[..src.len()].copy_from_slice(src);
+        }
         let mut ks = [0u8; USED];
         // The key block comes first: the placeholder Poly1305 is not used.
         let mut poly = Poly1305::new(&[0; 32]);
@@ -1286,17 +1325,14 @@ pub(super) unsafe fn independent_blocks<L: Lanes, const B: usize>(
     unsafe {
         let mut block = [0u8; 64];
         if let ([input], [o]) = (inputs, &mut *out) {
-            let mut state = State::new(key, &[0; NONCE_LEN]);
-            for (w, b) in state.words[12..].iter_mut().zip(input.chunks_exact(4)) {
-                *w = u32::from_le_bytes(b.try_into().expect("4 bytes"));
-            }
+            let state = State::new(key, input[4..].try_into().expect("12 bytes"));
             let placeholder = Poly1305::new(&[0; 32]);
-            // One block: lane 0 of the row registers, counter unchanged.
-            let counter = state.words[12];
+            // One block: lane 0 of the row registers.
+            let counter = u32::from_le_bytes(input[..4].try_into().expect("4 bytes"));
             horizontal::<L, 1>(&state, counter, &mut block, &placeholder, TailRun::None);
             o.copy_from_slice(&block[..B]);
         } else {
-            let mut state = State::new(key, &[0; NONCE_LEN]);
+            let state = State::new(key, &[0; NONCE_LEN]);
             let mut ks = [0u8; MAX_BATCH];
             for (chunk, outs) in inputs.chunks(L::N).zip(out.chunks_mut(L::N)) {
                 // Words 12..16 of every block, lane-major per word.
@@ -1307,8 +1343,8 @@ pub(super) unsafe fn independent_blocks<L: Lanes, const B: usize>(
                     }
                 }
                 let mut x = [L::splat(0); 16];
-                for (xi, &wi) in x.iter_mut().zip(&state.words) {
-                    *xi = L::splat(wi);
+                for (i, xi) in x.iter_mut().enumerate().take(12) {
+                    *xi = L::splat(state.word(key, i));
                 }
                 for (i, w) in words.iter().enumerate() {
                     x[12 + i] = L::load_lanes(&w[..L::N]);
@@ -1341,7 +1377,6 @@ pub(super) unsafe fn independent_blocks<L: Lanes, const B: usize>(
                 }
             }
             wipe(&mut ks);
-            state.words.zeroize();
         }
         wipe(&mut block);
     }

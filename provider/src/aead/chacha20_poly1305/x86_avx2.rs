@@ -144,6 +144,11 @@ unsafe impl Lanes for __m256i {
         unsafe { _mm256_shuffle_epi32::<IMM>(self) }
     }
     #[inline(always)]
+    unsafe fn broadcast_row(r: __m128i) -> Self {
+        // SAFETY: register-only intrinsics; the CPU has AVX2 (`Lanes` contract).
+        unsafe { _mm256_broadcastsi128_si256(r) }
+    }
+    #[inline(always)]
     unsafe fn row(w: &[u32]) -> Self {
         // SAFETY: the CPU has AVX2 (`Lanes` contract); the load reads the four words the assert
         // above proved are in `w`.

@@ -107,6 +107,11 @@ unsafe impl Lanes for __m512i {
         unsafe { _mm512_shuffle_epi32::<IMM>(self) }
     }
     #[inline(always)]
+    unsafe fn broadcast_row(r: __m128i) -> Self {
+        // SAFETY: register-only intrinsics; the CPU has AVX-512F/VL and AVX2 (`Lanes` contract).
+        unsafe { _mm512_broadcast_i32x4(r) }
+    }
+    #[inline(always)]
     unsafe fn row(w: &[u32]) -> Self {
         // SAFETY: the CPU has AVX-512F/VL and AVX2 (`Lanes` contract); the load reads the four
         // words the assert above proved are in `w`.

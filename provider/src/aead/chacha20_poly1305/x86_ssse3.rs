@@ -104,6 +104,10 @@ unsafe impl Lanes for __m128i {
         unsafe { _mm_shuffle_epi32::<IMM>(self) }
     }
     #[inline(always)]
+    unsafe fn broadcast_row(r: __m128i) -> Self {
+        r
+    }
+    #[inline(always)]
     unsafe fn row(w: &[u32]) -> Self {
         // SAFETY: the CPU has SSSE3 (`Lanes` contract); the load reads the four words the
         // assert above proved are in `w`.
