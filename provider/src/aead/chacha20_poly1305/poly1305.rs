@@ -12,7 +12,7 @@
 //! with half the latency, for the price of r^L (cached) and one general
 //! multiplication, about seven blocks' worth of instructions. Shorter
 //! serial runs and a horizontal call's run (at most 32 blocks, beside one
-//! latency-bound ChaCha20 call) take one chain ([`Chain`]): there the
+//! latency-bound ChaCha20 call) take one chain ([`Poly1305::chain_block`]): there the
 //! instructions cost more than the latency, back to back.
 //! ("Lanes" in this crate are SIMD lanes; these are chains.)
 //! Constant time: no branches or indices depend on the key or the data;
@@ -49,18 +49,6 @@ pub(super) struct Chains {
 /// of instructions: below this, one chain measured faster in back-to-back
 /// records, which is how records arrive.
 const MIN_CHAINS_RUN: usize = 64;
-
-/// One Horner chain continuing h over a run: what a horizontal (tail)
-/// call hashes between its rounds, one block per slot. Wiped on drop.
-pub(super) struct Chain {
-    h: [u64; 3],
-}
-
-impl Drop for Chain {
-    fn drop(&mut self) {
-        self.h.zeroize();
-    }
-}
 
 impl Drop for Chains {
     fn drop(&mut self) {
@@ -240,23 +228,11 @@ impl Poly1305 {
         self.chains_end(chains);
     }
 
-    /// Starts a one-chain run from h; until `chain_end`, nothing else may
-    /// be absorbed.
+    /// One Horner step of a chain continuing h outside this state (a
+    /// horizontal call's run): `(h + m + 2¹²⁸)·r`.
     #[inline(always)]
-    pub(super) fn chain_begin(&self) -> Chain {
-        Chain { h: self.h() }
-    }
-
-    /// Absorbs block `m` (16 bytes) into the chain.
-    #[inline(always)]
-    pub(super) fn chain_block(&self, chain: &mut Chain, m: &[u8]) {
-        chain.h = self.mul_r::<false>(add_block(chain.h, m));
-    }
-
-    /// Ends a one-chain run: h is the chain's.
-    #[inline(always)]
-    pub(super) fn chain_end(&mut self, chain: Chain) {
-        self.set_h(chain.h);
+    pub(super) fn chain_block(&self, h: [u64; 3], m: &[u8; 16]) -> [u64; 3] {
+        self.mul_r::<false>(add_block(h, m))
     }
 
     /// Starts a two-chain run of `2 * len` blocks. Until `chains_end`,

@@ -31,7 +31,7 @@ use core::arch::x86_64::*;
 
 use zeroize::Zeroize;
 
-use super::poly1305::{Chain, Chains, Poly1305};
+use super::poly1305::{Chains, Poly1305};
 use super::poly1305_ifma;
 use crate::aead::{NONCE_LEN, TAG_LEN};
 
@@ -512,13 +512,67 @@ fn stitch(poly: &Poly1305, chains: &mut Stitch<'_, '_>, i: usize) {
     }
 }
 
-/// What a horizontal call hashes between its rounds: nothing, a run of at
-/// most [`ONE_CHAIN_MAX`] bytes in one chain (a block per slot), or a
-/// longer one in two chains (a two-block step per slot).
-enum TailRun<'a, 'b> {
-    None,
-    One(&'a [u8], &'b mut Chain),
-    Two(&'a [u8], &'b mut Chains),
+/// What a horizontal call hashes between its rounds, one item per slot.
+/// Each kind is its own type, its chain state held by value, so that the
+/// call is compiled for the one it runs: behind a reference in an enum
+/// matched at every slot, the one-chain state lived in memory (a load and
+/// a store on its dependency chain at every block) and each slot paid for
+/// the match and three bounds checks, about 30 instructions a block.
+trait SlotRun {
+    /// Items to absorb: one per slot, at most 32.
+    fn items(&self) -> usize;
+    /// Absorbs item `i` (`i < items()`).
+    fn absorb(&mut self, poly: &Poly1305, i: usize);
+}
+
+/// Nothing to hash.
+struct NoRun;
+
+impl SlotRun for NoRun {
+    #[inline(always)]
+    fn items(&self) -> usize {
+        0
+    }
+    #[inline(always)]
+    fn absorb(&mut self, _: &Poly1305, _: usize) {}
+}
+
+/// A run of whole blocks, at most [`ONE_CHAIN_MAX`] bytes, in one chain:
+/// an item is a block. The chain state is a plain value (registers, and
+/// where it spills the stack scrub after a long record covers it).
+struct OneChain<'a> {
+    data: &'a [u8],
+    h: [u64; 3],
+}
+
+impl SlotRun for OneChain<'_> {
+    #[inline(always)]
+    fn items(&self) -> usize {
+        self.data.len() / 16
+    }
+    #[inline(always)]
+    fn absorb(&mut self, poly: &Poly1305, i: usize) {
+        if let Some(m) = self.data.get(16 * i..16 * i + 16) {
+            self.h = poly.chain_block(self.h, m.try_into().expect("16 bytes"));
+        }
+    }
+}
+
+/// A longer run in two chains: an item is a two-block step.
+struct TwoChains<'a> {
+    data: &'a [u8],
+    chains: Chains,
+}
+
+impl SlotRun for TwoChains<'_> {
+    #[inline(always)]
+    fn items(&self) -> usize {
+        self.data.len() / 32
+    }
+    #[inline(always)]
+    fn absorb(&mut self, poly: &Poly1305, i: usize) {
+        poly.chain_step::<false>(&mut self.chains, self.data, i);
+    }
 }
 
 /// The longest run a horizontal call hashes in one chain: one block in
@@ -675,13 +729,13 @@ unsafe fn vertical<L: Lanes, const WIDE: bool>(
 /// chain) or steps (two) absorbed one per slot, spread evenly over the
 /// call's 32 slots (three per double round, two at the end).
 #[inline(always)]
-unsafe fn horizontal<L: Lanes, const SETS: usize>(
+unsafe fn horizontal<L: Lanes, const SETS: usize, R: SlotRun>(
     state: &State,
     counter: u32,
     out: &mut [u8],
     poly: &Poly1305,
-    mut run: TailRun<'_, '_>,
-) {
+    mut run: R,
+) -> R {
     // SAFETY: the CPU has `L`'s features (module contract); the assert bounds `out`, and each
     // `store_rows` writes `n * 64` bytes at block `first`, with `first + n <= out.len() / 64`.
     unsafe {
@@ -697,21 +751,13 @@ unsafe fn horizontal<L: Lanes, const SETS: usize>(
         // The run spreads evenly over the call's 32 slots (see
         // `SLOT_MASKS`): the call is latency-bound, so bunching it in its
         // first rounds made it wait on it.
-        let len = match &run {
-            TailRun::None => 0,
-            TailRun::One(data, _) => data.len() / 16,
-            TailRun::Two(data, _) => data.len() / 32,
-        };
+        let len = run.items();
         let mask = SLOT_MASKS[len];
         let mut next = 0;
         macro_rules! slot {
             ($k:expr) => {
                 if mask >> $k & 1 == 1 {
-                    match &mut run {
-                        TailRun::None => {}
-                        TailRun::One(data, c) => poly.chain_block(c, &data[16 * next..]),
-                        TailRun::Two(data, c) => poly.chain_step::<false>(c, data, next),
-                    }
+                    run.absorb(poly, next);
                     next += 1;
                 }
             };
@@ -748,6 +794,7 @@ unsafe fn horizontal<L: Lanes, const SETS: usize>(
                 L::store_rows(rows, out[first * 64..].as_mut_ptr(), n);
             }
         }
+        run
     }
 }
 
@@ -762,10 +809,18 @@ unsafe fn keystream_small<L: Lanes>(state: &State, counter: u32, out: &mut [u8],
                 let blocks = $out.len() / 64;
                 let sets = blocks.div_ceil(<$lanes>::ROW_BLOCKS);
                 match sets {
-                    1 => horizontal::<$lanes, 1>(state, $counter, $out, poly, TailRun::None),
-                    2 => horizontal::<$lanes, 2>(state, $counter, $out, poly, TailRun::None),
-                    3 => horizontal::<$lanes, 3>(state, $counter, $out, poly, TailRun::None),
-                    4 => horizontal::<$lanes, 4>(state, $counter, $out, poly, TailRun::None),
+                    1 => {
+                        horizontal::<$lanes, 1, _>(state, $counter, $out, poly, NoRun);
+                    }
+                    2 => {
+                        horizontal::<$lanes, 2, _>(state, $counter, $out, poly, NoRun);
+                    }
+                    3 => {
+                        horizontal::<$lanes, 3, _>(state, $counter, $out, poly, NoRun);
+                    }
+                    4 => {
+                        horizontal::<$lanes, 4, _>(state, $counter, $out, poly, NoRun);
+                    }
                     _ => unreachable!("2, 4, 6 or 8 blocks"),
                 }
             }};
@@ -818,33 +873,37 @@ unsafe fn keystream_tail<'k, L: Lanes>(
             return &ks[..blocks * 64];
         }
         let out = &mut ks[..blocks * 64];
-        let data = run.map(|r| r.bytes());
-        let (mut one, mut two) = (None, None);
-        let tail_run = match data {
-            None => TailRun::None,
-            Some(d) if d.len() <= ONE_CHAIN_MAX => TailRun::One(d, one.insert(poly.chain_begin())),
-            Some(d) => TailRun::Two(d, two.insert(poly.chains_begin(d.len() / 32))),
-        };
+        let data = run.map_or(&[][..], |r| r.bytes());
         macro_rules! call {
-            ($lanes:ty) => {{
+            ($lanes:ty, $run:expr) => {{
                 match blocks.div_ceil(<$lanes>::ROW_BLOCKS) {
-                    1 => horizontal::<$lanes, 1>(state, counter, out, poly, tail_run),
-                    2 => horizontal::<$lanes, 2>(state, counter, out, poly, tail_run),
-                    3 => horizontal::<$lanes, 3>(state, counter, out, poly, tail_run),
-                    _ => horizontal::<$lanes, 4>(state, counter, out, poly, tail_run),
+                    1 => horizontal::<$lanes, 1, _>(state, counter, out, poly, $run),
+                    2 => horizontal::<$lanes, 2, _>(state, counter, out, poly, $run),
+                    3 => horizontal::<$lanes, 3, _>(state, counter, out, poly, $run),
+                    _ => horizontal::<$lanes, 4, _>(state, counter, out, poly, $run),
                 }
             }};
         }
-        if blocks <= 2 {
-            call!(L::Pair);
+        // No run is an empty one-chain run: one instantiation fewer.
+        if data.len() <= ONE_CHAIN_MAX {
+            let run = OneChain { data, h: poly.h() };
+            let run = if blocks <= 2 {
+                call!(L::Pair, run)
+            } else {
+                call!(L, run)
+            };
+            poly.set_h(run.h);
         } else {
-            call!(L);
-        }
-        if let Some(c) = one {
-            poly.chain_end(c);
-        }
-        if let Some(c) = two {
-            poly.chains_end(c);
+            let run = TwoChains {
+                data,
+                chains: poly.chains_begin(data.len() / 32),
+            };
+            let run = if blocks <= 2 {
+                call!(L::Pair, run)
+            } else {
+                call!(L, run)
+            };
+            poly.chains_end(run.chains);
         }
         &ks[..blocks * 64]
     }
@@ -1329,7 +1388,7 @@ pub(super) unsafe fn independent_blocks<L: Lanes, const B: usize>(
             let placeholder = Poly1305::new(&[0; 32]);
             // One block: lane 0 of the row registers.
             let counter = u32::from_le_bytes(input[..4].try_into().expect("4 bytes"));
-            horizontal::<L, 1>(&state, counter, &mut block, &placeholder, TailRun::None);
+            horizontal::<L, 1, _>(&state, counter, &mut block, &placeholder, NoRun);
             o.copy_from_slice(&block[..B]);
         } else {
             let state = State::new(key, &[0; NONCE_LEN]);
