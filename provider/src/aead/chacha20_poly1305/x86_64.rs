@@ -92,6 +92,10 @@ pub(super) unsafe trait Lanes: Copy {
     /// Those of an open's first batch, which also hashes the head before
     /// it (at least `4 * N - 2` steps).
     const WIDE_SCHEDULE: Schedule;
+    /// Whether every vertical pass hashes its run in two chains, whatever
+    /// the record's length (see `two_chain_passes`): where one chain's
+    /// latency, about 13 cycles a block, would outlast the pass's rounds.
+    const TWO_CHAIN_PASSES: bool;
     /// The lane type for 2-block calls (zmm → ymm: one ymm chain measured
     /// faster than a zmm one there).
     type Pair: Lanes;
@@ -498,20 +502,6 @@ impl<'k> State<'k> {
     }
 }
 
-/// The Poly1305 chain steps a kernel runs between its rounds: the run's
-/// bytes and its chains, if it hashes one.
-type Stitch<'a, 'b> = Option<(&'a [u8], &'b mut Chains)>;
-
-/// Chain step `i` of the run a kernel hashes, if it hashes one. (A
-/// function, not a closure: a closure does not get its caller's target
-/// features, and its body was compiled without them and called.)
-#[inline(always)]
-fn stitch(poly: &Poly1305, chains: &mut Stitch<'_, '_>, i: usize) {
-    if let Some((data, chains)) = chains {
-        poly.chain_step::<false>(chains, data, i);
-    }
-}
-
 /// What a horizontal call hashes between its rounds, one item per slot.
 /// Each kind is its own type, its chain state held by value, so that the
 /// call is compiled for the one it runs: behind a reference in an enum
@@ -523,6 +513,9 @@ trait SlotRun {
     fn items(&self) -> usize;
     /// Absorbs item `i` (`i < items()`).
     fn absorb(&mut self, poly: &Poly1305, i: usize);
+    /// Absorbs 32-byte step `i` (a vertical kernel's unit); nothing from
+    /// the run's end on.
+    fn absorb_step(&mut self, poly: &Poly1305, i: usize);
 }
 
 /// Nothing to hash.
@@ -535,6 +528,8 @@ impl SlotRun for NoRun {
     }
     #[inline(always)]
     fn absorb(&mut self, _: &Poly1305, _: usize) {}
+    #[inline(always)]
+    fn absorb_step(&mut self, _: &Poly1305, _: usize) {}
 }
 
 /// A run of whole blocks, at most [`ONE_CHAIN_MAX`] bytes, in one chain:
@@ -556,6 +551,13 @@ impl SlotRun for OneChain<'_> {
             self.h = poly.chain_block(self.h, m.try_into().expect("16 bytes"));
         }
     }
+    #[inline(always)]
+    fn absorb_step(&mut self, poly: &Poly1305, i: usize) {
+        if let Some(m) = self.data.get(32 * i..32 * i + 32) {
+            let h = poly.chain_block(self.h, m[..16].try_into().expect("16 bytes"));
+            self.h = poly.chain_block(h, m[16..].try_into().expect("16 bytes"));
+        }
+    }
 }
 
 /// A longer run in two chains: an item is a two-block step.
@@ -571,6 +573,10 @@ impl SlotRun for TwoChains<'_> {
     }
     #[inline(always)]
     fn absorb(&mut self, poly: &Poly1305, i: usize) {
+        poly.chain_step::<false>(&mut self.chains, self.data, i);
+    }
+    #[inline(always)]
+    fn absorb_step(&mut self, poly: &Poly1305, i: usize) {
         poly.chain_step::<false>(&mut self.chains, self.data, i);
     }
 }
@@ -618,7 +624,7 @@ unsafe fn quarter<L: Lanes>(a: &mut L, b: &mut L, c: &mut L, d: &mut L) {
 /// `L::N` blocks from `counter` XORed from `input` into `output`
 /// (`L::N * 64` bytes), with the Poly1305 of the bytes at `hash` (at most
 /// that many, whole 32-byte steps) absorbed between the quarter rounds as
-/// the width's [`Schedule`] says.
+/// the width's [`Schedule`] says, in two chains or one.
 ///
 /// # Safety
 /// The CPU has `L`'s features; `input` and `output` point to `L::N * 64`
@@ -632,10 +638,52 @@ unsafe fn vertical<L: Lanes, const WIDE: bool>(
     output: *mut u8,
     poly: &mut Poly1305,
     hash: Option<Hash>,
+    two_chains: bool,
 ) {
-    // SAFETY: the CPU has `L`'s features, `input`/`output` are valid for `L::N * 64` bytes and
-    // `hash` for its length (this fn's contract), which is what `xor_vertical` and
-    // `Hash::bytes` need.
+    // SAFETY: the CPU has `L`'s features and the pointers are valid as `vertical_run` needs
+    // (this fn's contract, the same); `hash` is valid for reads while the kernel runs, and the
+    // slice's last use is in the rounds, before the stores that may overwrite it (open in
+    // place).
+    unsafe {
+        let Some(h) = hash else {
+            vertical_run::<L, WIDE, _>(state, counter, input, output, poly, NoRun);
+            return;
+        };
+        let data = h.bytes();
+        let s = if WIDE { L::WIDE_SCHEDULE } else { L::SCHEDULE };
+        debug_assert!(data.len() / 32 <= s.steps(), "a run the schedule holds");
+        if two_chains || WIDE {
+            let run = TwoChains {
+                data,
+                chains: poly.chains_begin(data.len() / 32),
+            };
+            let run = vertical_run::<L, WIDE, _>(state, counter, input, output, poly, run);
+            poly.chains_end(run.chains);
+        } else {
+            let run = OneChain { data, h: poly.h() };
+            let run = vertical_run::<L, WIDE, _>(state, counter, input, output, poly, run);
+            poly.set_h(run.h);
+        }
+    }
+}
+
+/// [`vertical`] with the run it hashes made: one chain or two, as
+/// `two_chains` says (an open's wide first batch always takes two; see
+/// [`two_chain_passes`]), or none.
+///
+/// # Safety
+/// As for [`vertical`]; `run`'s bytes are read before the stores.
+#[inline(always)]
+unsafe fn vertical_run<L: Lanes, const WIDE: bool, R: SlotRun>(
+    state: &State,
+    counter: u32,
+    input: *const u8,
+    output: *mut u8,
+    poly: &Poly1305,
+    mut run: R,
+) -> R {
+    // SAFETY: the CPU has `L`'s features, `input`/`output` are valid for `L::N * 64` bytes
+    // (this fn's contract), which is what `xor_vertical` needs.
     unsafe {
         let mut x = [L::splat(0); 16];
         for (i, xi) in x.iter_mut().enumerate() {
@@ -646,19 +694,7 @@ unsafe fn vertical<L: Lanes, const WIDE: bool>(
         // words are broadcast again then (on ymm, keeping all sixteen alive
         // through the rounds spilled).
         let x12 = x[12];
-        let mut chains: Stitch<'_, '_> = None;
-        let mut run = hash.map(|h| {
-            // `hash` is valid for reads (this fn's contract); the slice's
-            // last use is before the stores below, which may overwrite the
-            // same bytes (open in place).
-            let data = h.bytes();
-            (data, poly.chains_begin(data.len() / 32))
-        });
-        if let Some((data, c)) = run.as_mut() {
-            chains = Some((data, c));
-        }
         let s = if WIDE { L::WIDE_SCHEDULE } else { L::SCHEDULE };
-        debug_assert!(hash.is_none_or(|h| h.len / 32 <= s.steps()));
         let mut step = 0;
         // A double round; `$stitch` says whether it runs the schedule's chain
         // steps (the first `s.rounds` do, the rest do not: two loops, so that
@@ -670,7 +706,7 @@ unsafe fn vertical<L: Lanes, const WIDE: bool>(
                     ($q:literal) => {
                         if $stitch {
                             for _ in 0..s.after[$q] {
-                                stitch(poly, &mut chains, step);
+                                run.absorb_step(poly, step);
                                 step += 1;
                             }
                         }
@@ -701,12 +737,8 @@ unsafe fn vertical<L: Lanes, const WIDE: bool>(
             double_round!(false);
         }
         for _ in 0..s.end {
-            stitch(poly, &mut chains, step);
+            run.absorb_step(poly, step);
             step += 1;
-        }
-        // `chains` borrows `run`; its last use is above.
-        if let Some((_, c)) = run {
-            poly.chains_end(c);
         }
         // Read through an opaque pointer, so the compiler cannot reuse the
         // broadcasts from the start (kept alive through the rounds, they were
@@ -721,6 +753,7 @@ unsafe fn vertical<L: Lanes, const WIDE: bool>(
             *xi = xi.add(init);
         }
         L::xor_vertical(&x, input, output);
+        run
     }
 }
 
@@ -858,6 +891,7 @@ unsafe fn keystream_tail<'k, L: Lanes>(
     blocks: usize,
     poly: &mut Poly1305,
     run: Option<Hash>,
+    two_chains: bool,
 ) -> &'k [u8] {
     // SAFETY: the CPU has `L`'s features and `run` is valid for reads (this fn's contract);
     // `horizontal` checks its output length, and the vertical pass gets one pointer to `ks`
@@ -869,7 +903,7 @@ unsafe fn keystream_tail<'k, L: Lanes>(
             let out = &mut ks[..L::N * 64];
             out.fill(0);
             let p = out.as_mut_ptr();
-            vertical::<L, false>(state, counter, p, p, poly, run);
+            vertical::<L, false>(state, counter, p, p, poly, run, two_chains);
             return &ks[..blocks * 64];
         }
         let out = &mut ks[..blocks * 64];
@@ -999,6 +1033,7 @@ pub(super) unsafe fn crypt<L: Lanes, const IFMA: bool>(
         // Short records take `small` (the entry points route them there).
         assert!(n > SMALL, "a record longer than SMALL");
         let state = State::new(key, nonce);
+        let two_chains = two_chain_passes::<L>(n);
 
         // Region boundaries: head [0, head_max), batches, tail. Plaintext
         // comes from `src` for whole regions inside it, from `buf` after that.
@@ -1023,7 +1058,7 @@ pub(super) unsafe fn crypt<L: Lanes, const IFMA: bool>(
         // hashes nothing, so its Poly1305 state is a placeholder.
         let mut poly = Poly1305::new(&[0; 32]);
         let ks_ptr = ks.as_mut_ptr();
-        vertical::<L, false>(&state, 0, ks_ptr, ks_ptr, &mut poly, None);
+        vertical::<L, false>(&state, 0, ks_ptr, ks_ptr, &mut poly, None, false);
         poly.reset(ks[..32].try_into().expect("32 bytes"));
         poly.padded(aad);
 
@@ -1081,6 +1116,7 @@ pub(super) unsafe fn crypt<L: Lanes, const IFMA: bool>(
                             base.add(off),
                             &mut poly,
                             Some(hash),
+                            two_chains,
                         );
                         pending = off;
                         counter = counter.wrapping_add(L::N as u32);
@@ -1102,7 +1138,7 @@ pub(super) unsafe fn crypt<L: Lanes, const IFMA: bool>(
                     debug_assert_eq!(head, head_max);
                     let hash = Hash::new(base, head_max + batch);
                     let p = base.add(off);
-                    vertical::<L, true>(&state, counter, p, p, &mut poly, Some(hash));
+                    vertical::<L, true>(&state, counter, p, p, &mut poly, Some(hash), true);
                     L::xor_bytes(base, base, &ks[64..64 + head]);
                     counter = counter.wrapping_add(L::N as u32);
                     off += batch;
@@ -1117,6 +1153,7 @@ pub(super) unsafe fn crypt<L: Lanes, const IFMA: bool>(
                         p,
                         &mut poly,
                         Some(Hash::new(p, batch)),
+                        two_chains,
                     );
                     counter = counter.wrapping_add(L::N as u32);
                     off += batch;
@@ -1162,7 +1199,8 @@ pub(super) unsafe fn crypt<L: Lanes, const IFMA: bool>(
                 ks.copy_within(64..64 + head, head_ks);
             }
             let (scratch, above) = ks.split_at_mut(head_ks);
-            let tail_ks = keystream_tail::<L>(&state, counter, scratch, blocks, &mut poly, run);
+            let tail_ks =
+                keystream_tail::<L>(&state, counter, scratch, blocks, &mut poly, run, two_chains);
             pending += run_len;
             if dir == Direction::Seal {
                 let tail = &mut buf[off..];
@@ -1186,6 +1224,21 @@ pub(super) unsafe fn crypt<L: Lanes, const IFMA: bool>(
         tag
     }
 }
+
+/// Whether an `n`-byte record's vertical passes hash in two chains (an
+/// open's wide first pass always does). One chain costs no power r^L and
+/// no join per pass, about seven blocks' worth of instructions, but the
+/// record's whole hash is then one dependency chain of about 13 cycles a
+/// block: on ymm and xmm it measured faster up to 4 KiB, slower beyond;
+/// zmm passes hash 64 blocks each, more than their rounds take for one chain.
+#[inline(always)]
+const fn two_chain_passes<L: Lanes>(n: usize) -> bool {
+    L::TWO_CHAIN_PASSES || n > ONE_CHAIN_RECORD_MAX
+}
+
+/// The longest record whose vertical passes hash in one chain where the
+/// width allows it (see [`two_chain_passes`]).
+const ONE_CHAIN_RECORD_MAX: usize = 4096;
 
 /// Serial Poly1305 runs at least this long (bytes) take the IFMA
 /// Poly1305 where the backend has it: below it, making the eight lanes'

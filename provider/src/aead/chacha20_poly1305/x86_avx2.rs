@@ -87,6 +87,7 @@ unsafe impl Lanes for __m256i {
         rounds: 10,
         end: 0,
     };
+    const TWO_CHAIN_PASSES: bool = false;
     type Pair = __m256i;
 
     #[inline(always)]

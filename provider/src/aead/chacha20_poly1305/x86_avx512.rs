@@ -41,6 +41,7 @@ unsafe impl Lanes for __m512i {
         end: 2,
     };
     /// Two blocks: one ymm chain measured faster than a zmm one.
+    const TWO_CHAIN_PASSES: bool = true;
     type Pair = __m256i;
 
     #[inline(always)]

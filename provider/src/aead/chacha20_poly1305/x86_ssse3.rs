@@ -37,6 +37,7 @@ unsafe impl Lanes for __m128i {
         rounds: 7,
         end: 0,
     };
+    const TWO_CHAIN_PASSES: bool = false;
     type Pair = __m128i;
 
     #[inline(always)]
