@@ -155,7 +155,7 @@ pub(super) unsafe fn step(run: &mut Run, powers: &Powers, p: *const u8, last: bo
 /// # Safety
 /// The CPU has AVX-512F and AVX-512 IFMA.
 #[inline(always)]
-pub(super) unsafe fn end(run: Run) -> [u64; 3] {
+pub(super) unsafe fn end(run: &Run) -> [u64; 3] {
     // SAFETY: register-only intrinsics; the CPU has the features (this fn's contract).
     unsafe {
         // Each lane's limbs are below 2⁴⁵: eight of them sum far below 2⁶⁰.
@@ -278,7 +278,7 @@ mod tests {
                     for i in 0..steps {
                         super::step(&mut run, &powers, rest[128 * i..].as_ptr(), i + 1 == steps);
                     }
-                    got.set_h(super::end(run));
+                    got.set_h(super::end(&run));
                 }
             }
             assert_eq!(got.finish(), want.finish(), "case {case}, len {len}");

@@ -1062,6 +1062,13 @@ pub(super) unsafe fn crypt<L: Lanes, const IFMA: bool>(
         poly.reset(ks[..32].try_into().expect("32 bytes"));
         poly.padded(aad);
 
+        if IFMA && n > head_max && n <= PHASED_MAX {
+            crypt_phased::<L>(&state, ks, &mut poly, src, buf, from_src, dir);
+            let tag = finish(&mut poly, aad.len(), n);
+            wipe(ks);
+            return tag;
+        }
+
         // Every pointer into `buf` from here on derives from this one.
         let base = buf.as_mut_ptr();
         // Ciphertext not yet hashed starts at `pending` (whole 16-byte blocks
@@ -1240,6 +1247,86 @@ const fn two_chain_passes<L: Lanes>(n: usize) -> bool {
 /// width allows it (see [`two_chain_passes`]).
 const ONE_CHAIN_RECORD_MAX: usize = 4096;
 
+/// The longest record the IFMA engine takes in phases ([`crypt_phased`]).
+const PHASED_MAX: usize = 4096;
+
+/// A record on the IFMA engine longer than pass 0's head and at most
+/// [`PHASED_MAX`] bytes, after pass 0 (its keystream in `ks`) and the
+/// AAD: the rest of its keystream in passes that hash nothing, and its
+/// whole hash on the IFMA Poly1305, 128-byte steps issued between the
+/// passes as soon as their bytes are ciphertext for good (a seal) and
+/// before they are overwritten (an open), the remainder after the last
+/// whole step scalar. Stitched scalar chains made these records wait on
+/// Poly1305 where no wide pass runs: the tail call and the hash after it.
+/// The lengths block is the caller's.
+///
+/// # Safety
+/// The CPU has `L`'s features and AVX-512 IFMA; `ks` is `crypt`'s
+/// scratch with pass 0's keystream, `from_src` as `crypt` made it and
+/// `buf` already holds `src[from_src..]`.
+#[inline(always)]
+unsafe fn crypt_phased<L: Lanes>(
+    state: &State,
+    ks: &mut [u8],
+    poly: &mut Poly1305,
+    src: &[u8],
+    buf: &mut [u8],
+    from_src: usize,
+    dir: Direction,
+) {
+    // SAFETY: the CPU has the features (this fn's contract: `padded_serial::<true>` needs
+    // IFMA). Every pointer derives from `src`, `buf` (`base`) or `ks`: the head is `head < n`
+    // bytes, read from `src` only if `from_src >= head`; each batch `[off, off + batch)` ends at
+    // or below `batches_end <= n` and reads `src` only if it ends at or below `from_src <=
+    // src.len()`; no reference into `buf` is alive while they are used.
+    unsafe {
+        let n = buf.len();
+        let batch = L::N * 64;
+        let head = batch - 64;
+        assert!(n > head, "longer than the head");
+        let batches_end = head + (n - head) / batch * batch;
+        let base = buf.as_mut_ptr();
+        let seal = dir == Direction::Seal;
+
+        // An open hashes its ciphertext first, a seal after all of it is
+        // written: one IFMA run each (whole steps, then the remainder).
+        // Issuing a seal's steps between its passes measured slower (their
+        // 64-byte loads wait on the 32-byte stores just made).
+        if !seal {
+            padded_serial::<true>(poly, buf);
+        }
+        let head_in = if from_src >= head {
+            src.as_ptr()
+        } else {
+            base.cast_const()
+        };
+        L::xor_bytes(head_in, base, &ks[64..64 + head]);
+        let mut counter = 1 + (head / 64) as u32;
+        let mut off = head;
+        let len = n - batches_end;
+        while off < batches_end {
+            let end = off + batch;
+            let input = if end <= from_src {
+                src.as_ptr().add(off)
+            } else {
+                base.add(off).cast_const()
+            };
+            vertical::<L, false>(state, counter, input, base.add(off), poly, None, false);
+            counter = counter.wrapping_add(L::N as u32);
+            off = end;
+        }
+        if len > 0 {
+            let tail_ks =
+                keystream_tail::<L>(state, counter, ks, len.div_ceil(64), poly, None, false);
+            let tail = &mut buf[off..];
+            L::xor_bytes(tail.as_ptr(), tail.as_mut_ptr(), &tail_ks[..len]);
+        }
+        if seal {
+            padded_serial::<true>(poly, buf);
+        }
+    }
+}
+
 /// Serial Poly1305 runs at least this long (bytes) take the IFMA
 /// Poly1305 where the backend has it: below it, making the eight lanes'
 /// powers of r cost more than the vector steps saved (measured on Zen 4:
@@ -1275,7 +1362,7 @@ unsafe fn padded_serial<const IFMA: bool>(poly: &mut Poly1305, data: &[u8]) {
                 let step = data[lead + 128 * i..][..128].as_ptr();
                 poly1305_ifma::step(&mut run, &powers, step, i + 1 == steps);
             }
-            poly.set_h(poly1305_ifma::end(run));
+            poly.set_h(poly1305_ifma::end(&run));
         }
         poly.padded(&data[whole..]);
     } else {
