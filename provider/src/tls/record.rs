@@ -140,6 +140,10 @@ impl RecordKey {
     }
 }
 
+/// Plaintext up to this long is copied into the record buffer and sealed
+/// in place; longer plaintext is read by the engine where it lies.
+const COPY_MAX: usize = 512;
+
 /// The sealing half of a traffic key: the AEAD and its nonce guard.
 pub(crate) struct Sealer {
     pub(crate) key: RecordKey,
@@ -167,8 +171,11 @@ impl Sealer {
         payload.extend_from_slice(explicit);
         let src = match *plaintext {
             // rustls 0.23 gives no way to size the record buffer without
-            // writing it; a zero fill is the cheapest such write.
-            OutboundChunks::Single(src) => {
+            // writing it; a zero fill is the cheapest such write. Short
+            // records are copied instead: the engines' short paths copy
+            // their input into the buffer anyway, and the zero fill was
+            // one more call.
+            OutboundChunks::Single(src) if src.len() > COPY_MAX => {
                 payload.extend(core::iter::repeat_n(&0, src.len()));
                 src
             }

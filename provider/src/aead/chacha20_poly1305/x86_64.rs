@@ -138,12 +138,10 @@ pub(super) unsafe trait Lanes: Copy {
 /// code cannot wipe, so each call is followed by a stack scrub: after a
 /// record longer than `SMALL`, as deep as the kernel's frame measured at
 /// run time ([`scrub_below`]); after a short record, `$scrub_small` bytes
-/// (0: none), or `$scrub_three_sets` in three sets of rows
-/// ([`three_sets`]); after header-protection blocks, `$scrub_blocks`.
-/// Those constants are the depths `tests/stack_residue.rs` needs at
-/// opt-levels 3 and 2, with room to spare (the ymm and zmm short paths keep
-/// everything in registers in one, two or four sets, and zmm in three ymm
-/// sets too; the xmm one does not). `$ifma`: the CPU has AVX-512 IFMA
+/// (0: none); after header-protection blocks, `$scrub_blocks`. Those
+/// constants are the depths `tests/stack_residue.rs` needs at opt-levels 3
+/// and 2, with room to spare (the ymm and zmm short paths leave no secret
+/// on the stack in any number of sets; the xmm one does). `$ifma`: the CPU has AVX-512 IFMA
 /// (`$detected` includes it and `$features` enables it), and serial
 /// Poly1305 runs take the IFMA Poly1305 ([`padded_serial`]).
 macro_rules! x86_backend {
@@ -153,7 +151,6 @@ macro_rules! x86_backend {
         detected = $detected:ident,
         ifma = $ifma:literal,
         scrub_small = $scrub_small:literal,
-        scrub_three_sets = $scrub_three_sets:literal,
         scrub_blocks = $scrub_blocks:literal
     ) => {
         /// A ChaCha20-Poly1305 key on this backend, boxed (moving the key
@@ -187,7 +184,7 @@ macro_rules! x86_backend {
                     // SAFETY: a `Key` exists only where `new` detected the
                     // features.
                     let tag = unsafe { small(&self.0, nonce, aad, src, buf, Direction::Seal) };
-                    scrub_small(buf.len());
+                    scrub_small();
                     return tag;
                 }
                 let mut ks = $crate::aead::chacha20_poly1305::x86_64::Scratch(
@@ -211,7 +208,7 @@ macro_rules! x86_backend {
                 let expected = if buf.len() <= SMALL {
                     // SAFETY: as for `seal`.
                     let t = unsafe { small(&self.0, nonce, aad, &[], buf, Direction::Open) };
-                    scrub_small(buf.len());
+                    scrub_small();
                     t
                 } else {
                     let mut ks = $crate::aead::chacha20_poly1305::x86_64::Scratch(
@@ -239,12 +236,10 @@ macro_rules! x86_backend {
             }
         }
 
-        /// Scrubs the stack after a short record of `n` bytes.
+        /// Scrubs the stack after a short record.
         #[inline(always)]
-        fn scrub_small(n: usize) {
-            if $crate::aead::chacha20_poly1305::x86_64::three_sets::<$lanes>(n) {
-                $crate::aead::scrub_stack::<$scrub_three_sets>();
-            } else if $scrub_small > 0 {
+        fn scrub_small() {
+            if $scrub_small > 0 {
                 $crate::aead::scrub_stack::<$scrub_small>();
             }
         }
@@ -775,12 +770,22 @@ unsafe fn horizontal<L: Lanes, const SETS: usize, R: SlotRun>(
         assert!(out.len().is_multiple_of(64) && out.len() <= SETS * L::ROW_BLOCKS * 64);
         let key = state.key;
         let (a0, b0, c0) = (L::row(&SIGMA), L::row(&key[..4]), L::row(&key[4..]));
-        let mut d0 = [L::splat(0); SETS];
-        for (set, d) in d0.iter_mut().enumerate() {
-            let row = state.row3(counter.wrapping_add((set * L::ROW_BLOCKS) as u32));
-            *d = L::broadcast_row(row).row_counters();
+        // Row 3 of set `s` (block counters and nonce): made again for the
+        // final addition rather than held through the rounds, where it
+        // took a register per set.
+        // (A macro, not a closure: a closure does not get the caller's
+        // target features.)
+        macro_rules! row3 {
+            ($s:expr) => {
+                L::broadcast_row(state.row3(counter.wrapping_add(($s * L::ROW_BLOCKS) as u32)))
+                    .row_counters()
+            };
         }
-        let (mut a, mut b, mut c, mut d) = ([a0; SETS], [b0; SETS], [c0; SETS], d0);
+        let mut d = [L::splat(0); SETS];
+        for (s, d) in d.iter_mut().enumerate() {
+            *d = row3!(s);
+        }
+        let (mut a, mut b, mut c) = ([a0; SETS], [b0; SETS], [c0; SETS]);
         // The run spreads evenly over the call's 32 slots (see
         // `SLOT_MASKS`): the call is latency-bound, so bunching it in its
         // first rounds made it wait on it.
@@ -822,7 +827,7 @@ unsafe fn horizontal<L: Lanes, const SETS: usize, R: SlotRun>(
         for s in 0..SETS {
             let first = s * L::ROW_BLOCKS;
             if first < blocks {
-                let rows = [a[s].add(a0), b[s].add(b0), c[s].add(c0), d[s].add(d0[s])];
+                let rows = [a[s].add(a0), b[s].add(b0), c[s].add(c0), d[s].add(row3!(s))];
                 let n = (blocks - first).min(L::ROW_BLOCKS);
                 L::store_rows(rows, out[first * 64..].as_mut_ptr(), n);
             }
@@ -1485,12 +1490,11 @@ unsafe fn crypt_small_in<L: Lanes, const USED: usize>(
 
 /// Whether a short record of `n` bytes takes 6 blocks in three sets of
 /// two-block rows (ymm), for 193 to 320 bytes: on ymm that measured 14 %
-/// faster than four sets, though the third set spills state, key words
-/// included, that the caller then scrubs; on zmm (whose 32 registers hold
-/// three ymm sets without spills) it replaces two four-block sets, 8
-/// blocks of work for 6.
+/// faster than four sets (the third set spills rows, none with key words
+/// or keystream: no scrub); on zmm (whose 32 registers hold three ymm sets
+/// without spills) it replaces two four-block sets, 8 blocks of work for 6.
 #[inline(always)]
-pub(super) const fn three_sets<L: Lanes>(n: usize) -> bool {
+const fn three_sets<L: Lanes>(n: usize) -> bool {
     (L::ROW_BLOCKS == 2 || L::ROW_BLOCKS == 4) && n > 192 && n <= 320
 }
 

@@ -13,7 +13,6 @@ super::x86_64::x86_backend!(
     detected = avx2,
     ifma = false,
     scrub_small = 0,
-    scrub_three_sets = 2016,
     scrub_blocks = 2816
 );
 

@@ -16,7 +16,6 @@ super::x86_64::x86_backend!(
     detected = avx512,
     ifma = false,
     scrub_small = 0,
-    scrub_three_sets = 0,
     scrub_blocks = 3328
 );
 

@@ -16,6 +16,5 @@ super::x86_64::x86_backend!(
     detected = avx512ifma,
     ifma = true,
     scrub_small = 0,
-    scrub_three_sets = 0,
     scrub_blocks = 3328
 );

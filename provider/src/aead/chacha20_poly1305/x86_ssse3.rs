@@ -13,7 +13,6 @@ super::x86_64::x86_backend!(
     detected = ssse3,
     ifma = false,
     scrub_small = 1280,
-    scrub_three_sets = 0,
     scrub_blocks = 2304
 );
 
