@@ -229,10 +229,11 @@ impl Poly1305 {
     }
 
     /// One Horner step of a chain continuing h outside this state (a
-    /// horizontal call's run): `(h + m + 2¹²⁸)·r`.
+    /// horizontal call's run): `(h + m + 2¹²⁸)·r`. `FRESH`: see
+    /// [`Self::mul_r`].
     #[inline(always)]
-    pub(super) fn chain_block(&self, h: [u64; 3], m: &[u8; 16]) -> [u64; 3] {
-        self.mul_r::<false>(add_block(h, m))
+    pub(super) fn chain_block<const FRESH: bool>(&self, h: [u64; 3], m: &[u8; 16]) -> [u64; 3] {
+        self.mul_r::<FRESH>(add_block(h, m))
     }
 
     /// Starts a two-chain run of `2 * len` blocks. Until `chains_end`,

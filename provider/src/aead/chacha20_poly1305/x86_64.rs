@@ -530,12 +530,14 @@ impl SlotRun for NoRun {
 /// A run of whole blocks, at most [`ONE_CHAIN_MAX`] bytes, in one chain:
 /// an item is a block. The chain state is a plain value (registers, and
 /// where it spills the stack scrub after a long record covers it).
-struct OneChain<'a> {
+/// `FRESH`: r is read from the Poly1305 state at every block (see
+/// `Poly1305::mul_r`), for calls no stack scrub follows.
+struct OneChain<'a, const FRESH: bool = false> {
     data: &'a [u8],
     h: [u64; 3],
 }
 
-impl SlotRun for OneChain<'_> {
+impl<const FRESH: bool> SlotRun for OneChain<'_, FRESH> {
     #[inline(always)]
     fn items(&self) -> usize {
         self.data.len() / 16
@@ -543,14 +545,14 @@ impl SlotRun for OneChain<'_> {
     #[inline(always)]
     fn absorb(&mut self, poly: &Poly1305, i: usize) {
         if let Some(m) = self.data.get(16 * i..16 * i + 16) {
-            self.h = poly.chain_block(self.h, m.try_into().expect("16 bytes"));
+            self.h = poly.chain_block::<FRESH>(self.h, m.try_into().expect("16 bytes"));
         }
     }
     #[inline(always)]
     fn absorb_step(&mut self, poly: &Poly1305, i: usize) {
         if let Some(m) = self.data.get(32 * i..32 * i + 32) {
-            let h = poly.chain_block(self.h, m[..16].try_into().expect("16 bytes"));
-            self.h = poly.chain_block(h, m[16..].try_into().expect("16 bytes"));
+            let h = poly.chain_block::<FRESH>(self.h, m[..16].try_into().expect("16 bytes"));
+            self.h = poly.chain_block::<FRESH>(h, m[16..].try_into().expect("16 bytes"));
         }
     }
 }
@@ -655,7 +657,7 @@ unsafe fn vertical<L: Lanes, const WIDE: bool>(
             let run = vertical_run::<L, WIDE, _>(state, counter, input, output, poly, run);
             poly.chains_end(run.chains);
         } else {
-            let run = OneChain { data, h: poly.h() };
+            let run = OneChain::<false> { data, h: poly.h() };
             let run = vertical_run::<L, WIDE, _>(state, counter, input, output, poly, run);
             poly.set_h(run.h);
         }
@@ -925,7 +927,7 @@ unsafe fn keystream_tail<'k, L: Lanes>(
         }
         // No run is an empty one-chain run: one instantiation fewer.
         if data.len() <= ONE_CHAIN_MAX {
-            let run = OneChain { data, h: poly.h() };
+            let run = OneChain::<false> { data, h: poly.h() };
             let run = if blocks <= 2 {
                 call!(L::Pair, run)
             } else {
@@ -1476,10 +1478,34 @@ unsafe fn crypt_small_in<L: Lanes, const USED: usize>(
         let mut ks = [0u8; USED];
         // The key block comes first: the placeholder Poly1305 is not used.
         let mut poly = Poly1305::new(&[0; 32]);
-        keystream_small::<L>(state, 0, &mut ks, &poly);
-        poly.reset(ks[..32].try_into().expect("32 bytes"));
-        poly.padded(aad);
-        crypt_chunk::<L>(&mut poly, dir, buf, &ks[64..64 + n]);
+        if dir == Direction::Open && USED == 512 && L::ROW_BLOCKS == 2 {
+            // An open of 321–448 bytes on ymm: the key block and block 1 in
+            // one two-block call, then blocks 2–7 in three sets that hash
+            // the ciphertext between their rounds. One call of four sets
+            // is bound by its vector instructions, not its latency, and
+            // the hash after it was one more serial stage.
+            let (first, rest) = ks.split_at_mut(128);
+            keystream_small::<L>(state, 0, first, &poly);
+            poly.reset(first[..32].try_into().expect("32 bytes"));
+            poly.padded(aad);
+            let whole = n / 16 * 16;
+            // r read fresh at every block: no stack scrub follows a short
+            // record on ymm, and kept in registers it spilled (opt-level 2).
+            let run = OneChain::<true> {
+                data: &buf[..whole],
+                h: poly.h(),
+            };
+            let run = horizontal::<L, 3, _>(state, 2, rest, &poly, run);
+            poly.set_h(run.h);
+            poly.padded(&buf[whole..]);
+            let p = buf.as_mut_ptr();
+            L::xor_bytes(p, p, &ks[64..64 + n]);
+        } else {
+            keystream_small::<L>(state, 0, &mut ks, &poly);
+            poly.reset(ks[..32].try_into().expect("32 bytes"));
+            poly.padded(aad);
+            crypt_chunk::<L>(&mut poly, dir, buf, &ks[64..64 + n]);
+        }
         // The tag first: Poly1305's key would otherwise be live across the
         // wipe's `memset` call and spilled (the stack-residue test).
         let tag = finish(&mut poly, aad.len(), n);
