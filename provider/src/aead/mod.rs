@@ -59,7 +59,8 @@ pub enum Backend {
     X86Avx512,
     /// `X86Avx512` with AVX-512 IFMA: Poly1305 runs that no wide ChaCha20
     /// pass overlaps (after a record's last keystream, or before a short
-    /// tail's call) on eight zmm lanes.
+    /// tail's call), and the whole hash of records of 961 bytes to 4 KiB
+    /// (whose passes then hash nothing), on eight zmm lanes.
     X86Avx512Ifma,
     /// ChaCha20-Poly1305 on SSSE3 (xmm, 4 blocks), for CPUs without AVX2.
     X86Ssse3,
