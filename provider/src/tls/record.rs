@@ -155,8 +155,9 @@ impl Sealer {
     ///
     /// The nonce is checked first; on refusal nothing is sealed and rustls
     /// gets `EncryptError` (G10, G12). The engine reads a single-chunk
-    /// plaintext straight from rustls's buffer and writes the ciphertext
-    /// into the record, so each plaintext byte is read once.
+    /// plaintext of more than [`COPY_MAX`] bytes straight from rustls's
+    /// buffer and writes the ciphertext into the record, so each such
+    /// plaintext byte is read once; shorter plaintext is copied first.
     pub(crate) fn seal(
         &mut self,
         nonce: &[u8; NONCE_LEN],
@@ -172,9 +173,11 @@ impl Sealer {
         let src = match *plaintext {
             // rustls 0.23 gives no way to size the record buffer without
             // writing it; a zero fill is the cheapest such write. Short
-            // records are copied instead: the engines' short paths copy
-            // their input into the buffer anyway, and the zero fill was
-            // one more call.
+            // records are copied instead and sealed in place: the ChaCha20
+            // short path (up to 448 bytes) copies its input into the
+            // buffer anyway, and the zero fill was one more call
+            // (rustls-level ChaCha20 64-byte writes 4 % faster; AES-GCM
+            // and ChaCha20 up to 512 bytes no slower).
             OutboundChunks::Single(src) if src.len() > COPY_MAX => {
                 payload.extend(core::iter::repeat_n(&0, src.len()));
                 src

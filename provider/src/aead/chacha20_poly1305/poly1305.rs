@@ -4,15 +4,18 @@
 //! on the vector units, so the SIMD engines interleave the two in one loop.
 //!
 //! One Horner step, h = (h + m)·r, is a dependency chain of about 16
-//! cycles. The vertical kernels' runs of 2·L blocks, and serial runs of at
-//! least 64 blocks, therefore go through two independent Horner chains:
+//! cycles. The zmm vertical kernels' runs of 2·L blocks (and the ymm and
+//! xmm ones' in records over 4 KiB, and an open's wide first pass), and
+//! serial runs of at least 64 blocks, therefore go through two independent
+//! Horner chains:
 //! chain A absorbs blocks 0..L from h, chain B blocks L..2L from zero,
 //! interleaved step by step, and the run ends with h = A·r^L + B. That is
 //! the same Horner sum (B's blocks are zero in A's chain and vice versa)
 //! with half the latency, for the price of r^L (cached) and one general
 //! multiplication, about seven blocks' worth of instructions. Shorter
-//! serial runs and a horizontal call's run (at most 32 blocks, beside one
-//! latency-bound ChaCha20 call) take one chain ([`Poly1305::chain_block`]): there the
+//! serial runs, a horizontal call's run (at most 32 blocks, beside one
+//! latency-bound ChaCha20 call) and the ymm and xmm passes of records up
+//! to 4 KiB take one chain ([`Poly1305::chain_block`]): there the
 //! instructions cost more than the latency, back to back.
 //! ("Lanes" in this crate are SIMD lanes; these are chains.)
 //! Constant time: no branches or indices depend on the key or the data;

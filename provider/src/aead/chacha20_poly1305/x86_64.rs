@@ -44,7 +44,8 @@ pub(super) const SMALL: usize = 448;
 const SIGMA: [u32; 4] = [0x6170_7865, 0x3320_646e, 0x7962_2d32, 0x6b20_6574];
 
 /// Where the vertical kernel runs Poly1305 chain steps (one step absorbs
-/// one block in each of Poly1305's two chains): `after[q]` steps after
+/// 32 bytes: a block in each of two chains, or two consecutive blocks of
+/// one, see `two_chain_passes`): `after[q]` steps after
 /// quarter round `q` (0..8) of each of the first `rounds` double rounds,
 /// then `end` more after the last round. A whole batch of ciphertext is
 /// `Lanes::N * 2` steps.
@@ -531,50 +532,79 @@ impl SlotRun for NoRun {
 /// an item is a block. The chain state is a plain value (registers, and
 /// where it spills the stack scrub after a long record covers it).
 /// `FRESH`: r is read from the Poly1305 state at every block (see
-/// `Poly1305::mul_r`), for calls no stack scrub follows.
-struct OneChain<'a, const FRESH: bool = false> {
-    data: &'a [u8],
+/// `Poly1305::mul_r`), for calls no stack scrub follows. The bytes are
+/// held as a raw [`Hash`], not a slice: an open's vertical pass
+/// overwrites them after its rounds, while the run is still alive.
+struct OneChain<const FRESH: bool = false> {
+    data: Hash,
     h: [u64; 3],
 }
 
-impl<const FRESH: bool> SlotRun for OneChain<'_, FRESH> {
+impl<const FRESH: bool> OneChain<FRESH> {
+    /// # Safety
+    /// `data` stays valid for reads, and unwritten, while the run absorbs.
+    #[inline(always)]
+    unsafe fn new(data: Hash, h: [u64; 3]) -> Self {
+        Self { data, h }
+    }
+}
+
+impl<const FRESH: bool> SlotRun for OneChain<FRESH> {
     #[inline(always)]
     fn items(&self) -> usize {
-        self.data.len() / 16
+        self.data.len / 16
     }
     #[inline(always)]
     fn absorb(&mut self, poly: &Poly1305, i: usize) {
-        if let Some(m) = self.data.get(16 * i..16 * i + 16) {
+        // SAFETY: the bytes are valid and unwritten while the run absorbs
+        // (`new`'s contract); the slice lives only for this step.
+        let data = unsafe { self.data.bytes() };
+        if let Some(m) = data.get(16 * i..16 * i + 16) {
             self.h = poly.chain_block::<FRESH>(self.h, m.try_into().expect("16 bytes"));
         }
     }
     #[inline(always)]
     fn absorb_step(&mut self, poly: &Poly1305, i: usize) {
-        if let Some(m) = self.data.get(32 * i..32 * i + 32) {
+        // SAFETY: as in `absorb`.
+        let data = unsafe { self.data.bytes() };
+        if let Some(m) = data.get(32 * i..32 * i + 32) {
             let h = poly.chain_block::<FRESH>(self.h, m[..16].try_into().expect("16 bytes"));
             self.h = poly.chain_block::<FRESH>(h, m[16..].try_into().expect("16 bytes"));
         }
     }
 }
 
-/// A longer run in two chains: an item is a two-block step.
-struct TwoChains<'a> {
-    data: &'a [u8],
+/// A longer run in two chains: an item is a two-block step. The bytes are
+/// a raw [`Hash`], as for [`OneChain`].
+struct TwoChains {
+    data: Hash,
     chains: Chains,
 }
 
-impl SlotRun for TwoChains<'_> {
+impl TwoChains {
+    /// # Safety
+    /// As for [`OneChain::new`].
+    #[inline(always)]
+    unsafe fn new(data: Hash, chains: Chains) -> Self {
+        Self { data, chains }
+    }
+}
+
+impl SlotRun for TwoChains {
     #[inline(always)]
     fn items(&self) -> usize {
-        self.data.len() / 32
+        self.data.len / 32
     }
     #[inline(always)]
     fn absorb(&mut self, poly: &Poly1305, i: usize) {
-        poly.chain_step::<false>(&mut self.chains, self.data, i);
+        // SAFETY: the bytes are valid and unwritten while the run absorbs
+        // (`new`'s contract); the slice lives only for this step.
+        let data = unsafe { self.data.bytes() };
+        poly.chain_step::<false>(&mut self.chains, data, i);
     }
     #[inline(always)]
     fn absorb_step(&mut self, poly: &Poly1305, i: usize) {
-        poly.chain_step::<false>(&mut self.chains, self.data, i);
+        self.absorb(poly, i);
     }
 }
 
@@ -638,26 +668,22 @@ unsafe fn vertical<L: Lanes, const WIDE: bool>(
     two_chains: bool,
 ) {
     // SAFETY: the CPU has `L`'s features and the pointers are valid as `vertical_run` needs
-    // (this fn's contract, the same); `hash` is valid for reads while the kernel runs, and the
-    // slice's last use is in the rounds, before the stores that may overwrite it (open in
-    // place).
+    // (this fn's contract, the same); `hash` is valid for reads while the kernel runs, and
+    // the run reads it only in the rounds, before the stores that may overwrite it (open in
+    // place): what the runs' `new` require.
     unsafe {
         let Some(h) = hash else {
             vertical_run::<L, WIDE, _>(state, counter, input, output, poly, NoRun);
             return;
         };
-        let data = h.bytes();
         let s = if WIDE { L::WIDE_SCHEDULE } else { L::SCHEDULE };
-        debug_assert!(data.len() / 32 <= s.steps(), "a run the schedule holds");
+        debug_assert!(h.len / 32 <= s.steps(), "a run the schedule holds");
         if two_chains || WIDE {
-            let run = TwoChains {
-                data,
-                chains: poly.chains_begin(data.len() / 32),
-            };
+            let run = TwoChains::new(h, poly.chains_begin(h.len / 32));
             let run = vertical_run::<L, WIDE, _>(state, counter, input, output, poly, run);
             poly.chains_end(run.chains);
         } else {
-            let run = OneChain::<false> { data, h: poly.h() };
+            let run = OneChain::<false>::new(h, poly.h());
             let run = vertical_run::<L, WIDE, _>(state, counter, input, output, poly, run);
             poly.set_h(run.h);
         }
@@ -914,7 +940,8 @@ unsafe fn keystream_tail<'k, L: Lanes>(
             return &ks[..blocks * 64];
         }
         let out = &mut ks[..blocks * 64];
-        let data = run.map_or(&[][..], |r| r.bytes());
+        // No run is an empty one (a dangling pointer is valid for 0 bytes).
+        let data = run.unwrap_or(Hash::new(core::ptr::NonNull::dangling().as_ptr(), 0));
         macro_rules! call {
             ($lanes:ty, $run:expr) => {{
                 match blocks.div_ceil(<$lanes>::ROW_BLOCKS) {
@@ -925,9 +952,11 @@ unsafe fn keystream_tail<'k, L: Lanes>(
                 }
             }};
         }
-        // No run is an empty one-chain run: one instantiation fewer.
-        if data.len() <= ONE_CHAIN_MAX {
-            let run = OneChain::<false> { data, h: poly.h() };
+        // No run is an empty one-chain run: one instantiation fewer. The
+        // run's bytes do not overlap `ks`, which the call writes (this fn's
+        // contract).
+        if data.len <= ONE_CHAIN_MAX {
+            let run = OneChain::<false>::new(data, poly.h());
             let run = if blocks <= 2 {
                 call!(L::Pair, run)
             } else {
@@ -935,10 +964,7 @@ unsafe fn keystream_tail<'k, L: Lanes>(
             };
             poly.set_h(run.h);
         } else {
-            let run = TwoChains {
-                data,
-                chains: poly.chains_begin(data.len() / 32),
-            };
+            let run = TwoChains::new(data, poly.chains_begin(data.len / 32));
             let run = if blocks <= 2 {
                 call!(L::Pair, run)
             } else {
@@ -1217,8 +1243,8 @@ pub(super) unsafe fn crypt<L: Lanes, const IFMA: bool>(
                 keystream_tail::<L>(&state, counter, scratch, blocks, &mut poly, run, two_chains);
             pending += run_len;
             if dir == Direction::Seal {
-                let tail = &mut buf[off..];
-                L::xor_bytes(tail.as_ptr(), tail.as_mut_ptr(), &tail_ks[..len]);
+                let tail = buf[off..].as_mut_ptr();
+                L::xor_bytes(tail, tail, &tail_ks[..len]);
                 // What the call could not take of the last region (whole
                 // steps), then the tail.
                 padded_serial::<IFMA>(&mut poly, &buf[pending..]);
@@ -1259,13 +1285,12 @@ const PHASED_MAX: usize = 4096;
 
 /// A record on the IFMA engine longer than pass 0's head and at most
 /// [`PHASED_MAX`] bytes, after pass 0 (its keystream in `ks`) and the
-/// AAD: the rest of its keystream in passes that hash nothing, and its
-/// whole hash on the IFMA Poly1305, 128-byte steps issued between the
-/// passes as soon as their bytes are ciphertext for good (a seal) and
-/// before they are overwritten (an open), the remainder after the last
-/// whole step scalar. Stitched scalar chains made these records wait on
-/// Poly1305 where no wide pass runs: the tail call and the hash after it.
-/// The lengths block is the caller's.
+/// AAD: the rest of its keystream in passes and a tail call that hash
+/// nothing, and its whole hash in one IFMA Poly1305 run (whole 128-byte
+/// steps, then the remainder scalar), before any XOR for an open, after
+/// the last for a seal. Stitched scalar chains made these records wait on
+/// Poly1305 where no wide pass runs: the tail call, and a seal's hash of
+/// its tail after it. The lengths block is the caller's.
 ///
 /// # Safety
 /// The CPU has `L`'s features and AVX-512 IFMA; `ks` is `crypt`'s
@@ -1292,16 +1317,16 @@ unsafe fn crypt_phased<L: Lanes>(
         let head = batch - 64;
         assert!(n > head, "longer than the head");
         let batches_end = head + (n - head) / batch * batch;
-        let base = buf.as_mut_ptr();
         let seal = dir == Direction::Seal;
 
         // An open hashes its ciphertext first, a seal after all of it is
         // written: one IFMA run each (whole steps, then the remainder).
-        // Issuing a seal's steps between its passes measured slower (their
-        // 64-byte loads wait on the 32-byte stores just made).
+        // Issuing a seal's steps between its passes measured slower.
         if !seal {
             padded_serial::<true>(poly, buf);
         }
+        // Every pointer into `buf` until the seal's hash derives from this.
+        let base = buf.as_mut_ptr();
         let head_in = if from_src >= head {
             src.as_ptr()
         } else {
@@ -1325,8 +1350,8 @@ unsafe fn crypt_phased<L: Lanes>(
         if len > 0 {
             let tail_ks =
                 keystream_tail::<L>(state, counter, ks, len.div_ceil(64), poly, None, false);
-            let tail = &mut buf[off..];
-            L::xor_bytes(tail.as_ptr(), tail.as_mut_ptr(), &tail_ks[..len]);
+            let tail = buf[off..].as_mut_ptr();
+            L::xor_bytes(tail, tail, &tail_ks[..len]);
         }
         if seal {
             padded_serial::<true>(poly, buf);
@@ -1469,7 +1494,9 @@ unsafe fn crypt_small_in<L: Lanes, const USED: usize>(
     buf: &mut [u8],
     dir: Direction,
 ) -> [u8; TAG_LEN] {
-    // SAFETY: the CPU has `L`'s features (module contract); only bounds-checked slices here.
+    // SAFETY: the CPU has `L`'s features (module contract); the open's run reads `buf[..whole]`
+    // during the call, which writes only `rest` (scratch), and the XOR after it reads and
+    // writes the `n` bytes of `buf` with the `n` keystream bytes it is given.
     unsafe {
         let n = buf.len();
         if !src.is_empty() {
@@ -1491,10 +1518,7 @@ unsafe fn crypt_small_in<L: Lanes, const USED: usize>(
             let whole = n / 16 * 16;
             // r read fresh at every block: no stack scrub follows a short
             // record on ymm, and kept in registers it spilled (opt-level 2).
-            let run = OneChain::<true> {
-                data: &buf[..whole],
-                h: poly.h(),
-            };
+            let run = OneChain::<true>::new(Hash::new(buf.as_ptr(), whole), poly.h());
             let run = horizontal::<L, 3, _>(state, 2, rest, &poly, run);
             poly.set_h(run.h);
             poly.padded(&buf[whole..]);

@@ -1,11 +1,14 @@
 //! ChaCha20-Poly1305 with AVX-512 and AVX-512 IFMA: the `X86Avx512`
 //! engine (zmm lanes, 16 blocks per vertical pass, scalar Poly1305
-//! stitched into the passes) whose serial Poly1305 runs (the ones no wide
-//! pass overlaps: after a record's last keystream, or before a horizontal
-//! tail call) take the eight-lane IFMA Poly1305 (`poly1305_ifma.rs`) from
-//! 512 bytes on. Stitched into a zmm pass the
-//! vector Poly1305 measured slower than the scalar one (the ChaCha20 rounds
-//! already fill the vector pipes); alone it is 2.5× faster.
+//! stitched into the passes of records over 4 KiB) whose serial Poly1305
+//! runs (the ones no wide pass overlaps: after a record's last keystream,
+//! or before a horizontal tail call) take the eight-lane IFMA Poly1305
+//! (`poly1305_ifma.rs`) from 512 bytes on, and whose records of 961 bytes
+//! to 4 KiB hash nothing in their passes and all in one IFMA run
+//! (`crypt_phased`). Stitched into a zmm pass the vector Poly1305
+//! measured slower than the scalar one on Zen 4 and no faster on an Intel
+//! Xeon (the ChaCha20 rounds already fill the vector pipes); alone it is
+//! 2.5× faster.
 #![allow(unsafe_code)]
 
 use core::arch::x86_64::__m512i;
