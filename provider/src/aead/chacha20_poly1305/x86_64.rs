@@ -114,11 +114,9 @@ pub(super) unsafe trait Lanes: Copy {
     unsafe fn rotl7(self) -> Self;
     /// `_mm_shuffle_epi32::<IMM>` in every 128-bit lane.
     unsafe fn shuffle<const IMM: i32>(self) -> Self;
-    /// The four words at `w` in every 128-bit lane.
-    unsafe fn row(w: &[u32]) -> Self;
     /// `r` in every 128-bit lane.
     unsafe fn broadcast_row(r: __m128i) -> Self;
-    /// `row` with `k` added to the first word of 128-bit lane `k` (block
+    /// A row with `k` added to the first word of 128-bit lane `k` (block
     /// counters of the horizontal layout).
     unsafe fn row_counters(self) -> Self;
     /// Stores the first `blocks` (≤ `ROW_BLOCKS`) blocks of final rows
@@ -404,6 +402,33 @@ pub(super) const fn seal_scratch_len<L: Lanes>() -> usize {
 #[repr(C, align(64))]
 pub(super) struct Scratch<const N: usize>(pub(super) [u8; N]);
 
+/// Where a pass reads the plaintext of region `[off, end)`: from `src` if
+/// the region lies in its directly read part (below `from_src`), else from
+/// the buffer at `base`, which holds the rest (`crypt` copies it there).
+///
+/// # Safety
+/// `src` is `crypt`'s, with `from_src <= src.len()`, and `base` points to
+/// its buffer; the pointer returned is valid for `end - off` bytes if
+/// `end` is at most the buffer's length.
+#[inline(always)]
+unsafe fn plaintext_at(
+    src: &[u8],
+    base: *mut u8,
+    from_src: usize,
+    off: usize,
+    end: usize,
+) -> *const u8 {
+    // SAFETY: `off < end <= from_src <= src.len()` on the `src` side, and the buffer is at
+    // least `end` bytes on the other (this fn's contract).
+    unsafe {
+        if end <= from_src {
+            src.as_ptr().add(off)
+        } else {
+            base.add(off).cast_const()
+        }
+    }
+}
+
 /// Whether an `n`-byte message keeps the data block counter in 1 ..= 2³²−1.
 const fn counter_fits(n: usize) -> bool {
     (n as u64).div_ceil(64) < 1 << 32
@@ -632,6 +657,17 @@ const SLOT_MASKS: [u32; 33] = {
     masks
 };
 
+/// The four words `w` in every 128-bit lane of `L`.
+///
+/// # Safety
+/// The CPU has `L`'s features.
+#[inline(always)]
+unsafe fn row<L: Lanes>(w: &[u32; 4]) -> L {
+    // SAFETY: the CPU has `L`'s features (this fn's contract); the load reads the 16 bytes of
+    // `w`.
+    unsafe { L::broadcast_row(_mm_loadu_si128(w.as_ptr().cast())) }
+}
+
 /// One ChaCha20 quarter round on four vectors (any layout).
 #[inline(always)]
 unsafe fn quarter<L: Lanes>(a: &mut L, b: &mut L, c: &mut L, d: &mut L) {
@@ -797,7 +833,11 @@ unsafe fn horizontal<L: Lanes, const SETS: usize, R: SlotRun>(
     unsafe {
         assert!(out.len().is_multiple_of(64) && out.len() <= SETS * L::ROW_BLOCKS * 64);
         let key = state.key;
-        let (a0, b0, c0) = (L::row(&SIGMA), L::row(&key[..4]), L::row(&key[4..]));
+        let (a0, b0, c0) = (
+            row::<L>(&SIGMA),
+            row::<L>(key[..4].try_into().expect("4 words")),
+            row::<L>(key[4..].try_into().expect("4 words")),
+        );
         // Row 3 of set `s` (block counters and nonce): made again for the
         // final addition rather than held through the rounds, where it
         // took a register per set.
@@ -851,7 +891,11 @@ unsafe fn horizontal<L: Lanes, const SETS: usize, R: SlotRun>(
         let blocks = out.len() / 64;
         // The input rows again, through an opaque pointer (as in `vertical`).
         let key = core::hint::black_box(state.key);
-        let (a0, b0, c0) = (L::row(&SIGMA), L::row(&key[..4]), L::row(&key[4..]));
+        let (a0, b0, c0) = (
+            row::<L>(&SIGMA),
+            row::<L>(key[..4].try_into().expect("4 words")),
+            row::<L>(key[4..].try_into().expect("4 words")),
+        );
         for s in 0..SETS {
             let first = s * L::ROW_BLOCKS;
             if first < blocks {
@@ -1119,11 +1163,7 @@ pub(super) unsafe fn crypt<L: Lanes, const IFMA: bool>(
             && (blocks == 0 || head + tail_footprint::<L>(blocks) <= ks.len());
         match dir {
             Direction::Seal => {
-                let head_in = if from_src >= head {
-                    src.as_ptr()
-                } else {
-                    base.cast_const()
-                };
+                let head_in = plaintext_at(src, base, from_src, 0, head);
                 L::xor_bytes(head_in, base, &ks[64..64 + head]);
             }
             // The first batch hashes the head, or the tail's call does, if
@@ -1143,11 +1183,7 @@ pub(super) unsafe fn crypt<L: Lanes, const IFMA: bool>(
                 // (two loops, so that each hash length is a constant).
                 macro_rules! seal_batch {
                     ($hash_len:expr) => {{
-                        let input = if off + batch <= from_src {
-                            src.as_ptr().add(off)
-                        } else {
-                            base.add(off).cast_const()
-                        };
+                        let input = plaintext_at(src, base, from_src, off, off + batch);
                         let hash = Hash::new(base.add(off - $hash_len), $hash_len);
                         vertical::<L, false>(
                             &state,
@@ -1178,7 +1214,7 @@ pub(super) unsafe fn crypt<L: Lanes, const IFMA: bool>(
                     debug_assert_eq!(head, head_max);
                     let hash = Hash::new(base, head_max + batch);
                     let p = base.add(off);
-                    vertical::<L, true>(&state, counter, p, p, &mut poly, Some(hash), true);
+                    vertical::<L, true>(&state, counter, p, p, &mut poly, Some(hash), two_chains);
                     L::xor_bytes(base, base, &ks[64..64 + head]);
                     counter = counter.wrapping_add(L::N as u32);
                     off += batch;
@@ -1327,22 +1363,14 @@ unsafe fn crypt_phased<L: Lanes>(
         }
         // Every pointer into `buf` until the seal's hash derives from this.
         let base = buf.as_mut_ptr();
-        let head_in = if from_src >= head {
-            src.as_ptr()
-        } else {
-            base.cast_const()
-        };
+        let head_in = plaintext_at(src, base, from_src, 0, head);
         L::xor_bytes(head_in, base, &ks[64..64 + head]);
         let mut counter = 1 + (head / 64) as u32;
         let mut off = head;
         let len = n - batches_end;
         while off < batches_end {
             let end = off + batch;
-            let input = if end <= from_src {
-                src.as_ptr().add(off)
-            } else {
-                base.add(off).cast_const()
-            };
+            let input = plaintext_at(src, base, from_src, off, end);
             vertical::<L, false>(state, counter, input, base.add(off), poly, None, false);
             counter = counter.wrapping_add(L::N as u32);
             off = end;

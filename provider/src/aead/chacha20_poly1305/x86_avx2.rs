@@ -149,15 +149,6 @@ unsafe impl Lanes for __m256i {
         unsafe { _mm256_broadcastsi128_si256(r) }
     }
     #[inline(always)]
-    unsafe fn row(w: &[u32]) -> Self {
-        // SAFETY: the CPU has AVX2 (`Lanes` contract); the load reads the four words the assert
-        // above proved are in `w`.
-        unsafe {
-            assert!(w.len() >= 4);
-            _mm256_broadcastsi128_si256(_mm_loadu_si128(w.as_ptr().cast()))
-        }
-    }
-    #[inline(always)]
     unsafe fn row_counters(self) -> Self {
         // SAFETY: register-only intrinsics; the CPU has AVX2 (`Lanes` contract).
         unsafe { _mm256_add_epi32(self, _mm256_set_epi32(0, 0, 0, 1, 0, 0, 0, 0)) }

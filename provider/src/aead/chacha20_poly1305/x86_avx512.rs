@@ -114,15 +114,6 @@ unsafe impl Lanes for __m512i {
         unsafe { _mm512_broadcast_i32x4(r) }
     }
     #[inline(always)]
-    unsafe fn row(w: &[u32]) -> Self {
-        // SAFETY: the CPU has AVX-512F/VL and AVX2 (`Lanes` contract); the load reads the four
-        // words the assert above proved are in `w`.
-        unsafe {
-            assert!(w.len() >= 4);
-            _mm512_broadcast_i32x4(_mm_loadu_si128(w.as_ptr().cast()))
-        }
-    }
-    #[inline(always)]
     unsafe fn row_counters(self) -> Self {
         // SAFETY: register-only intrinsics; the CPU has AVX-512F/VL and AVX2 (`Lanes`
         // contract).

@@ -108,15 +108,6 @@ unsafe impl Lanes for __m128i {
         r
     }
     #[inline(always)]
-    unsafe fn row(w: &[u32]) -> Self {
-        // SAFETY: the CPU has SSSE3 (`Lanes` contract); the load reads the four words the
-        // assert above proved are in `w`.
-        unsafe {
-            assert!(w.len() >= 4);
-            _mm_loadu_si128(w.as_ptr().cast())
-        }
-    }
-    #[inline(always)]
     unsafe fn row_counters(self) -> Self {
         self
     }
