@@ -2,7 +2,8 @@
 //! and a failed open, on every backend this CPU runs, the dead stack just
 //! below the caller (where those calls' frames lay) is searched for the raw
 //! key, every AES round key, the GHASH key H, E(K, J0), the Poly1305
-//! one-time key, every keystream block and every plaintext block. Each
+//! one-time key, its powers and its accumulator after every block, every
+//! keystream block and every plaintext block. Each
 //! operation runs at the bottom of a fresh thread, so anything found was
 //! left by that operation. A canary checks that the probe sees what a
 //! careless function leaves.
@@ -223,9 +224,16 @@ fn twisted(h: [u8; 16]) -> [u8; 16] {
     ((v << 1) ^ (carry & 0xc200_0000_0000_0000_0000_0000_0000_0001)).to_le_bytes()
 }
 
-/// A record's secrets: the key's, plus E(K, J0) or the Poly1305 key, every
-/// keystream block (ciphertext XOR plaintext) and every plaintext block.
-fn record_secrets(aes: bool, key: &[u8], nonce: &[u8; 12], pt: &[u8], ct: &[u8]) -> Secrets {
+/// A record's secrets: the key's, plus E(K, J0) or the Poly1305 key (with
+/// r's powers and the accumulator after each block), every keystream
+/// block (ciphertext XOR plaintext) and every plaintext block.
+fn record_secrets(
+    aes: bool,
+    key: &[u8],
+    nonce: &[u8; 12],
+    aad: &[u8],
+    (pt, ct, tag): (&[u8], &[u8], &[u8; 16]),
+) -> Secrets {
     let mut s = key_secrets(aes, key);
     if aes {
         let mut j0 = [0u8; 16];
@@ -254,6 +262,25 @@ fn record_secrets(aes: bool, key: &[u8], nonce: &[u8; 12], pt: &[u8], ct: &[u8])
             let bytes: Vec<u8> = limbs.iter().flat_map(|l| l.to_le_bytes()).collect();
             s.add(&format!("IFMA r^{}", k + 1), &bytes);
         }
+        // The accumulator h after each block of the message, as one Horner
+        // chain holds it (the two-chain and IFMA forms differ): with the
+        // block it reveals r. Fully reduced, low 16 bytes, as for r^k.
+        let mut message = aad.to_vec();
+        message.resize(aad.len().next_multiple_of(16), 0);
+        message.extend_from_slice(ct);
+        message.resize(message.len().next_multiple_of(16), 0);
+        message.extend_from_slice(&(aad.len() as u64).to_le_bytes());
+        message.extend_from_slice(&(ct.len() as u64).to_le_bytes());
+        let mut h = (0u128, 0u64);
+        for (i, block) in message.chunks(16).enumerate() {
+            let m = u128::from_le_bytes(block.try_into().unwrap());
+            let (lo, c) = h.0.overflowing_add(m);
+            h = mul_mod_p((lo, h.1 + 1 + u64::from(c)), (r, 0));
+            s.add(&format!("Poly1305 h after block {i}"), &h.0.to_le_bytes());
+        }
+        // The accumulators are the engine's: the last one plus s is the tag.
+        let s_half = u128::from_le_bytes(block0[16..32].try_into().unwrap());
+        assert_eq!(h.0.wrapping_add(s_half).to_le_bytes(), *tag, "accumulator");
     }
     let keystream: Vec<u8> = pt.iter().zip(ct).map(|(p, c)| p ^ c).collect();
     s.add("keystream", &keystream);
@@ -412,7 +439,7 @@ fn check<E: Engine>(name: &str) -> Vec<String> {
                 let tag = e.seal(&nonce, &aad, &mut buf);
                 (buf, tag)
             });
-            let secrets = record_secrets(E::AES, &key, &nonce, &pt, &ct);
+            let secrets = record_secrets(E::AES, &key, &nonce, &aad, (&pt, &ct, &tag));
             deepest[1] = deepest[1].max(depth(&dead));
             for f in secrets.found_in(&dead) {
                 failures.push(format!("{name} {b} seal {len}: {f}"));
