@@ -97,6 +97,11 @@ pub(super) unsafe trait Lanes: Copy {
     /// the record's length (see `two_chain_passes`): where one chain's
     /// latency, about 13 cycles a block, would outlast the pass's rounds.
     const TWO_CHAIN_PASSES: bool;
+    /// Fewest tail blocks for which an open without a batch makes its tail
+    /// in a wide vertical pass that hashes the whole record, like an open's
+    /// first batch (`TailCall::Wide`); `usize::MAX`: never. The pass
+    /// needs `N` blocks of scratch above pass 0's.
+    const WIDE_TAIL_MIN: usize;
     /// The lane type for 2-block calls (zmm → ymm: one ymm chain measured
     /// faster than a zmm one there).
     type Pair: Lanes;
@@ -393,7 +398,7 @@ pub(super) const fn scratch_len<L: Lanes>() -> usize {
 /// tail takes at most `L::N` blocks' room: asserted below). Half an open's
 /// on ymm, so half the clearing.
 pub(super) const fn seal_scratch_len<L: Lanes>() -> usize {
-    const { assert!(tail_footprint::<L>(L::N) <= L::N * 64) };
+    const { assert!(tail_footprint::<L>(TailCall::Wide, L::N) <= L::N * 64) };
     L::N * 64
 }
 
@@ -532,8 +537,13 @@ impl<'k> State<'k> {
 trait SlotRun {
     /// Items to absorb: one per slot, at most 32.
     fn items(&self) -> usize;
-    /// Absorbs item `i` (`i < items()`).
-    fn absorb(&mut self, poly: &Poly1305, i: usize);
+    /// Absorbs item `i`.
+    ///
+    /// # Safety
+    /// `i < self.items()` (the slot mask's count; a one-chain run reads
+    /// its block unchecked: with the bounds check's registers, a Poly1305
+    /// limb was spilled on the chain's critical path).
+    unsafe fn absorb(&mut self, poly: &Poly1305, i: usize);
     /// Absorbs 32-byte step `i` (a vertical kernel's unit); nothing from
     /// the run's end on.
     fn absorb_step(&mut self, poly: &Poly1305, i: usize);
@@ -548,7 +558,7 @@ impl SlotRun for NoRun {
         0
     }
     #[inline(always)]
-    fn absorb(&mut self, _: &Poly1305, _: usize) {}
+    unsafe fn absorb(&mut self, _: &Poly1305, _: usize) {}
     #[inline(always)]
     fn absorb_step(&mut self, _: &Poly1305, _: usize) {}
 }
@@ -557,7 +567,8 @@ impl SlotRun for NoRun {
 /// an item is a block. The chain state is a plain value (registers, and
 /// where it spills the stack scrub after a long record covers it).
 /// `FRESH`: r is read from the Poly1305 state at every block (see
-/// `Poly1305::mul_r`), for calls no stack scrub follows. The bytes are
+/// `Poly1305::mul_r`), for calls no stack scrub follows and where general
+/// registers are short (horizontal calls). The bytes are
 /// held as a raw [`Hash`], not a slice: an open's vertical pass
 /// overwrites them after its rounds, while the run is still alive.
 struct OneChain<const FRESH: bool = false> {
@@ -580,13 +591,13 @@ impl<const FRESH: bool> SlotRun for OneChain<FRESH> {
         self.data.len / 16
     }
     #[inline(always)]
-    fn absorb(&mut self, poly: &Poly1305, i: usize) {
-        // SAFETY: the bytes are valid and unwritten while the run absorbs
-        // (`new`'s contract); the slice lives only for this step.
-        let data = unsafe { self.data.bytes() };
-        if let Some(m) = data.get(16 * i..16 * i + 16) {
-            self.h = poly.chain_block::<FRESH>(self.h, m.try_into().expect("16 bytes"));
-        }
+    unsafe fn absorb(&mut self, poly: &Poly1305, i: usize) {
+        debug_assert!(i < self.items());
+        // SAFETY: block `i` lies in the run (`i < items()`, this fn's contract), whose bytes
+        // are valid and unwritten while it absorbs (`new`'s contract); the reference lives
+        // only for this step.
+        let m = unsafe { &*self.data.ptr.add(16 * i).cast::<[u8; 16]>() };
+        self.h = poly.chain_block::<FRESH>(self.h, m);
     }
     #[inline(always)]
     fn absorb_step(&mut self, poly: &Poly1305, i: usize) {
@@ -621,15 +632,15 @@ impl SlotRun for TwoChains {
         self.data.len / 32
     }
     #[inline(always)]
-    fn absorb(&mut self, poly: &Poly1305, i: usize) {
+    unsafe fn absorb(&mut self, poly: &Poly1305, i: usize) {
+        self.absorb_step(poly, i);
+    }
+    #[inline(always)]
+    fn absorb_step(&mut self, poly: &Poly1305, i: usize) {
         // SAFETY: the bytes are valid and unwritten while the run absorbs
         // (`new`'s contract); the slice lives only for this step.
         let data = unsafe { self.data.bytes() };
         poly.chain_step::<false>(&mut self.chains, data, i);
-    }
-    #[inline(always)]
-    fn absorb_step(&mut self, poly: &Poly1305, i: usize) {
-        self.absorb(poly, i);
     }
 }
 
@@ -644,7 +655,7 @@ const ONE_CHAIN_MAX: usize = 32 * 16;
 /// `k` of entry `len` says whether slot `k` of its 32 takes one: item `i`
 /// goes in slot `32 i / len`, so that they spread evenly over the call.
 const SLOT_MASKS: [u32; 33] = {
-    let mut masks = [0; 33];
+    let mut masks = [0u32; 33];
     let mut len = 1;
     while len <= 32 {
         let mut i = 0;
@@ -652,6 +663,8 @@ const SLOT_MASKS: [u32; 33] = {
             masks[len] |= 1 << (32 * i / len);
             i += 1;
         }
+        // Exactly `len` slots: `horizontal` absorbs items `0..len` only.
+        assert!(masks[len].count_ones() as usize == len);
         len += 1;
     }
     masks
@@ -829,7 +842,8 @@ unsafe fn horizontal<L: Lanes, const SETS: usize, R: SlotRun>(
     mut run: R,
 ) -> R {
     // SAFETY: the CPU has `L`'s features (module contract); the assert bounds `out`, and each
-    // `store_rows` writes `n * 64` bytes at block `first`, with `first + n <= out.len() / 64`.
+    // `store_rows` writes `n * 64` bytes at block `first`, with `first + n <= out.len() / 64`;
+    // the slots absorb items `0..run.items()`, one per set bit of its mask (`SLOT_MASKS`).
     unsafe {
         assert!(out.len().is_multiple_of(64) && out.len() <= SETS * L::ROW_BLOCKS * 64);
         let key = state.key;
@@ -951,10 +965,9 @@ unsafe fn keystream_small<L: Lanes>(state: &State, counter: u32, out: &mut [u8],
 }
 
 /// Keystream for the last `blocks` blocks of a record (1 ..= `L::N`) from
-/// `counter` into `ks`, with the Poly1305 of `run` (as [`tail_run_len`]
-/// makes it) absorbed between the rounds: the
-/// horizontal layout up to `L::MAX_SETS` sets (latency), a vertical pass
-/// beyond. Returns the keystream, `blocks * 64` bytes of `ks`; `ks` must
+/// `counter` into `ks`, made by `call` (see [`tail_call`]), with the
+/// Poly1305 of `run` (as [`tail_run_len`] makes it) absorbed between the
+/// rounds. Returns the keystream, `blocks * 64` bytes of `ks`; `ks` must
 /// hold [`tail_footprint`] bytes.
 ///
 /// # Safety
@@ -966,21 +979,31 @@ unsafe fn keystream_tail<'k, L: Lanes>(
     counter: u32,
     ks: &'k mut [u8],
     blocks: usize,
+    call: TailCall,
     poly: &mut Poly1305,
     run: Option<Hash>,
-    two_chains: bool,
 ) -> &'k [u8] {
     // SAFETY: the CPU has `L`'s features and `run` is valid for reads (this fn's contract);
     // `horizontal` checks its output length, and the vertical pass gets one pointer to `ks`
     // (asserted to hold the `L::N * 64` bytes it reads and writes) for input and output.
     unsafe {
         assert!((1..=L::N).contains(&blocks), "a tail of 1 ..= N blocks");
-        debug_assert!(run.is_none_or(|r| tail_run_len::<L>(blocks, r.len) == r.len));
-        if tail_is_vertical::<L>(blocks) {
+        debug_assert!(run.is_none_or(|r| tail_run_len::<L>(call, r.len) == r.len));
+        // The vertical passes' `two_chains` (the wide one always takes two).
+        let vertical_chains = match call {
+            TailCall::Horizontal => None,
+            TailCall::Vertical { two_chains } => Some(two_chains),
+            TailCall::Wide => Some(true),
+        };
+        if let Some(two_chains) = vertical_chains {
             let out = &mut ks[..L::N * 64];
             out.fill(0);
             let p = out.as_mut_ptr();
-            vertical::<L, false>(state, counter, p, p, poly, run, two_chains);
+            if call == TailCall::Wide {
+                vertical::<L, true>(state, counter, p, p, poly, run, two_chains);
+            } else {
+                vertical::<L, false>(state, counter, p, p, poly, run, two_chains);
+            }
             return &ks[..blocks * 64];
         }
         let out = &mut ks[..blocks * 64];
@@ -998,9 +1021,12 @@ unsafe fn keystream_tail<'k, L: Lanes>(
         }
         // No run is an empty one-chain run: one instantiation fewer. The
         // run's bytes do not overlap `ks`, which the call writes (this fn's
-        // contract).
+        // contract). r is read fresh at every block: the call's loop needs
+        // every general register, and holding r there, the compiler spilled
+        // a limb of h on the chain instead in some builds (a store and a
+        // load at every block, 5-7 % on a 464-byte record).
         if data.len <= ONE_CHAIN_MAX {
-            let run = OneChain::<false>::new(data, poly.h());
+            let run = OneChain::<true>::new(data, poly.h());
             let run = if blocks <= 2 {
                 call!(L::Pair, run)
             } else {
@@ -1020,52 +1046,84 @@ unsafe fn keystream_tail<'k, L: Lanes>(
     }
 }
 
-/// Whether [`keystream_tail`] makes `blocks` blocks in a vertical pass
-/// (more than one horizontal call's registers hold).
+/// How [`keystream_tail`] makes a tail's keystream.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum TailCall {
+    /// One horizontal call of up to `L::MAX_SETS` sets (latency-bound).
+    Horizontal,
+    /// A vertical pass: more blocks than one horizontal call's registers
+    /// hold; its run in two chains or one (see [`two_chain_passes`]).
+    Vertical { two_chains: bool },
+    /// A vertical pass on the wide schedule, for an open without a batch
+    /// whose tail has at least `L::WIDE_TAIL_MIN` blocks: it hashes the
+    /// whole record, as an open's first batch does. On ymm, 7 and 8 blocks
+    /// (848–959-byte records) measured 2–3 % faster so than in a
+    /// horizontal call of four sets, which is bound by its vector
+    /// instructions (shuffles included) and hashed in the 32 slots around
+    /// them; 6 blocks (three sets) measured 3–8 % slower so.
+    Wide,
+}
+
+/// How the tail of `blocks` blocks is made; `open_without_batch`: the
+/// record is opened and has no batch (the tail's call may hash it all);
+/// `two_chains`: the record's vertical passes hash in two chains.
 #[inline(always)]
-const fn tail_is_vertical<L: Lanes>(blocks: usize) -> bool {
-    blocks > L::MAX_SETS * L::ROW_BLOCKS
+const fn tail_call<L: Lanes>(
+    blocks: usize,
+    open_without_batch: bool,
+    two_chains: bool,
+) -> TailCall {
+    if open_without_batch && blocks >= L::WIDE_TAIL_MIN {
+        TailCall::Wide
+    } else if blocks > L::MAX_SETS * L::ROW_BLOCKS {
+        TailCall::Vertical { two_chains }
+    } else {
+        TailCall::Horizontal
+    }
 }
 
 /// The bytes of scratch [`keystream_tail`] writes for `blocks` blocks.
 #[inline(always)]
-const fn tail_footprint<L: Lanes>(blocks: usize) -> usize {
-    if tail_is_vertical::<L>(blocks) {
-        L::N * 64
-    } else {
-        blocks * 64
+const fn tail_footprint<L: Lanes>(call: TailCall, blocks: usize) -> usize {
+    match call {
+        TailCall::Horizontal => blocks * 64,
+        TailCall::Vertical { .. } | TailCall::Wide => L::N * 64,
     }
 }
 
-/// The most ciphertext (bytes) the call [`keystream_tail`] makes for
-/// `blocks` blocks can hash between its rounds.
+/// The run the tail's call hashes out of `avail` pending bytes. A
+/// horizontal call hashes whole blocks in one chain, up to
+/// [`ONE_CHAIN_MAX`], leaving less than [`ONE_CHAIN_SLACK`] more to hash
+/// after it, or else whole two-chain steps, one per slot; a vertical pass whole
+/// two-chain steps, up to its schedule's. (A valid run is one this
+/// returns unchanged.)
 #[inline(always)]
-const fn run_capacity<L: Lanes>(blocks: usize) -> usize {
-    if tail_is_vertical::<L>(blocks) {
-        const { 32 * L::SCHEDULE.steps() }
+const fn tail_run_len<L: Lanes>(call: TailCall, avail: usize) -> usize {
+    let blocks = avail / 16 * 16;
+    let steps = avail / 32 * 32;
+    let capacity = match call {
+        TailCall::Horizontal if blocks <= ONE_CHAIN_MAX => return blocks,
+        // (`<`: a two-chain run is then at least the bound, and valid.)
+        TailCall::Horizontal if blocks < ONE_CHAIN_MAX + ONE_CHAIN_SLACK => return ONE_CHAIN_MAX,
+        // `horizontal`: 32 slots.
+        TailCall::Horizontal => 32 * 32,
+        TailCall::Vertical { .. } => const { 32 * L::SCHEDULE.steps() },
+        TailCall::Wide => const { 32 * L::WIDE_SCHEDULE.steps() },
+    };
+    if steps < capacity {
+        steps
     } else {
-        // `horizontal`: 32 slots, one two-chain step each at most.
-        32 * 32
+        capacity
     }
 }
 
-/// The run the tail's call hashes out of `avail` pending bytes: whole
-/// blocks up to [`ONE_CHAIN_MAX`] for a horizontal call (one chain), else
-/// whole two-chain steps up to the call's capacity. (A valid run is one
-/// this returns unchanged.)
-#[inline(always)]
-const fn tail_run_len<L: Lanes>(blocks: usize, avail: usize) -> usize {
-    if !tail_is_vertical::<L>(blocks) && avail / 16 * 16 <= ONE_CHAIN_MAX {
-        avail / 16 * 16
-    } else {
-        let steps = avail / 32 * 32;
-        if steps < run_capacity::<L>(blocks) {
-            steps
-        } else {
-            run_capacity::<L>(blocks)
-        }
-    }
-}
+/// How much more than [`ONE_CHAIN_MAX`] pending bytes may be when a
+/// horizontal tail call still hashes one chain, the rest after it. On ymm
+/// (opens of 529–800 bytes without a batch) that measured 2–8 % faster
+/// than two chains up to 224 bytes over, the same at 288 and slower from
+/// 384: two chains in a call cost r^L and the join, about seven blocks'
+/// worth, and a serial block about 13 cycles.
+const ONE_CHAIN_SLACK: usize = 256;
 
 /// Seals or opens `buf` (the plaintext is `src` followed by
 /// `buf[src.len()..]` when sealing) and returns the tag. `ks` is zeroed
@@ -1111,6 +1169,10 @@ pub(super) unsafe fn crypt<L: Lanes, const IFMA: bool>(
         assert!(n > SMALL, "a record longer than SMALL");
         let state = State::new(key, nonce);
         let two_chains = two_chain_passes::<L>(n);
+        // A wide tail's pass fits above pass 0 in an open's scratch.
+        const {
+            assert!(L::WIDE_TAIL_MIN == usize::MAX || 2 * L::N * 64 <= scratch_len::<L>());
+        };
 
         // Region boundaries: head [0, head_max), batches, tail. Plaintext
         // comes from `src` for whole regions inside it, from `buf` after that.
@@ -1156,11 +1218,13 @@ pub(super) unsafe fn crypt<L: Lanes, const IFMA: bool>(
         let mut pending = 0;
         let len = n - batches_end;
         let blocks = len.div_ceil(64);
-        // The head's keystream then waits at the top of `ks`, above the
-        // tail's, where there is room (always for a horizontal tail).
-        let head_later = dir == Direction::Open
-            && batches_end == head
-            && (blocks == 0 || head + tail_footprint::<L>(blocks) <= ks.len());
+        // The head's keystream then waits where pass 0 left it, and the
+        // tail's goes above pass 0, where there is room (always for a
+        // horizontal tail).
+        let open_without_batch = dir == Direction::Open && batches_end == head;
+        let call = tail_call::<L>(blocks, open_without_batch, two_chains);
+        let head_later = open_without_batch
+            && (blocks == 0 || tail_footprint::<L>(call, blocks) <= ks.len() - L::N * 64);
         match dir {
             Direction::Seal => {
                 let head_in = plaintext_at(src, base, from_src, 0, head);
@@ -1260,23 +1324,22 @@ pub(super) unsafe fn crypt<L: Lanes, const IFMA: bool>(
             // units mostly idle, and the chain steps made it as long as the
             // run, not the keystream (a vertical tail fills the vector units
             // and hides the chains). An open hashes everything then.
-            if IFMA && !tail_is_vertical::<L>(blocks) && stop - pending >= IFMA_MIN {
+            if IFMA && call == TailCall::Horizontal && stop - pending >= IFMA_MIN {
                 padded_serial::<IFMA>(&mut poly, &buf[pending..stop]);
                 pending = stop;
             }
-            let run_len = tail_run_len::<L>(blocks, stop - pending);
+            let run_len = tail_run_len::<L>(call, stop - pending);
             let run = (run_len > 0).then(|| Hash::new(base.add(pending), run_len));
-            let head_ks = if head_later {
-                ks.len() - head
+            // A later head's keystream stays where pass 0 left it; the
+            // tail's goes above.
+            let (pass0, above) = ks.split_at_mut(L::N * 64);
+            let (scratch, head_ks) = if head_later {
+                (above, &pass0[64..64 + head])
             } else {
-                ks.len()
+                (&mut *ks, &[][..])
             };
-            if head_later {
-                ks.copy_within(64..64 + head, head_ks);
-            }
-            let (scratch, above) = ks.split_at_mut(head_ks);
             let tail_ks =
-                keystream_tail::<L>(&state, counter, scratch, blocks, &mut poly, run, two_chains);
+                keystream_tail::<L>(&state, counter, scratch, blocks, call, &mut poly, run);
             pending += run_len;
             if dir == Direction::Seal {
                 let tail = buf[off..].as_mut_ptr();
@@ -1289,7 +1352,7 @@ pub(super) unsafe fn crypt<L: Lanes, const IFMA: bool>(
                 let p = base.add(off);
                 L::xor_bytes(p, p, &tail_ks[..len]);
                 if head_later {
-                    L::xor_bytes(base, base, above);
+                    L::xor_bytes(base, base, head_ks);
                 }
             }
         }
@@ -1376,8 +1439,9 @@ unsafe fn crypt_phased<L: Lanes>(
             off = end;
         }
         if len > 0 {
-            let tail_ks =
-                keystream_tail::<L>(state, counter, ks, len.div_ceil(64), poly, None, false);
+            let blocks = len.div_ceil(64);
+            let call = tail_call::<L>(blocks, false, false);
+            let tail_ks = keystream_tail::<L>(state, counter, ks, blocks, call, poly, None);
             let tail = buf[off..].as_mut_ptr();
             L::xor_bytes(tail, tail, &tail_ks[..len]);
         }

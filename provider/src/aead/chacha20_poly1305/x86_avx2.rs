@@ -16,14 +16,17 @@ super::x86_64::x86_backend!(
     scrub_blocks = 2816
 );
 
-/// Byte shuffles for the 16- and 8-bit rotates.
+/// Byte shuffles for the 16- and 8-bit rotates. Constants, not statics:
+/// each use is then a promoted constant of its own code unit, addressed
+/// relative to the instruction pointer; a `static` was reached through the
+/// GOT, its address held in a general register through each loop.
 #[repr(C, align(32))]
 pub(super) struct Mask([u8; 32]);
-static ROT16: Mask = Mask([
+const ROT16: Mask = Mask([
     2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14,
     15, 12, 13,
 ]);
-static ROT8: Mask = Mask([
+const ROT8: Mask = Mask([
     3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14, 3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15,
     12, 13, 14,
 ]);
@@ -33,7 +36,7 @@ static ROT8: Mask = Mask([
 /// whole 8-way loop, where registers are short (measured 5 % faster).
 #[inline(always)]
 unsafe fn mask(m: &'static Mask) -> __m256i {
-    // SAFETY: a volatile read of a `static` 32-byte-aligned `Mask` (32 bytes, as an `__m256i`);
+    // SAFETY: a volatile read of a `'static` 32-byte-aligned `Mask` (32 bytes, as an `__m256i`);
     // the CPU has AVX2 (`Lanes` contract).
     unsafe { core::ptr::read_volatile((m as *const Mask).cast::<__m256i>()) }
 }
@@ -87,6 +90,8 @@ unsafe impl Lanes for __m256i {
         end: 0,
     };
     const TWO_CHAIN_PASSES: bool = false;
+    /// 7 and 8 blocks: see `TailCall::Wide`.
+    const WIDE_TAIL_MIN: usize = 7;
     type Pair = __m256i;
 
     #[inline(always)]

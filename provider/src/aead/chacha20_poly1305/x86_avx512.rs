@@ -42,6 +42,9 @@ unsafe impl Lanes for __m512i {
     /// A pass hashes 64 blocks: one chain of them would outlast its
     /// rounds.
     const TWO_CHAIN_PASSES: bool = true;
+    /// Never: the open scratch holds 8 blocks above pass 0's 16 (and
+    /// IFMA's records of that size are phased).
+    const WIDE_TAIL_MIN: usize = usize::MAX;
     /// Two blocks: one ymm chain measured faster than a zmm one.
     type Pair = __m256i;
 
