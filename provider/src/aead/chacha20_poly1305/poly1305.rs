@@ -53,6 +53,14 @@ pub(super) struct Chains {
 /// records, which is how records arrive.
 const MIN_CHAINS_RUN: usize = 64;
 
+impl Chains {
+    /// The steps L of the run (each chain's blocks).
+    #[inline(always)]
+    pub(super) fn steps(&self) -> usize {
+        self.len
+    }
+}
+
 impl Drop for Chains {
     fn drop(&mut self) {
         self.a.zeroize();
@@ -263,6 +271,19 @@ impl Poly1305 {
         }
         chains.a = self.mul_r::<FRESH>(add_block(chains.a, &run[16 * i..]));
         chains.b = self.mul_r::<FRESH>(add_block(chains.b, &run[16 * (chains.len + i)..]));
+    }
+
+    /// Step of a two-chain run given its two blocks: chain A absorbs
+    /// `a`, chain B `b` (a horizontal call's step, with r read fresh).
+    #[inline(always)]
+    pub(super) fn chain_blocks<const FRESH: bool>(
+        &self,
+        chains: &mut Chains,
+        a: &[u8; 16],
+        b: &[u8; 16],
+    ) {
+        chains.a = self.mul_r::<FRESH>(add_block(chains.a, a));
+        chains.b = self.mul_r::<FRESH>(add_block(chains.b, b));
     }
 
     /// Joins the chains: h = A·r^L + B.
