@@ -38,8 +38,17 @@ use crate::aead::{NONCE_LEN, TAG_LEN};
 /// The largest batch any vertical kernel makes (AVX-512: 16 blocks).
 const MAX_BATCH: usize = 1024;
 /// Records up to this size take one horizontal call of 2, 4, 6 or 8
-/// blocks (the Poly1305 key block and up to seven data blocks).
+/// blocks (the Poly1305 key block and up to seven data blocks); on ymm,
+/// opens up to [`Lanes::SMALL_OPEN`] take two calls (see `crypt_small_in`).
 pub(super) const SMALL: usize = 448;
+
+/// The longest record `dir` takes on the short path ([`small`]).
+pub(super) const fn small_max<L: Lanes>(dir: Direction) -> usize {
+    match dir {
+        Direction::Seal => SMALL,
+        Direction::Open => L::SMALL_OPEN,
+    }
+}
 /// ChaCha20's "expand 32-byte k".
 const SIGMA: [u32; 4] = [0x6170_7865, 0x3320_646e, 0x7962_2d32, 0x6b20_6574];
 
@@ -97,6 +106,9 @@ pub(super) unsafe trait Lanes: Copy {
     /// the record's length (see `two_chain_passes`): where one chain's
     /// latency, about 13 cycles a block, would outlast the pass's rounds.
     const TWO_CHAIN_PASSES: bool;
+    /// The longest open on the short path: [`SMALL`], or on ymm 576 bytes
+    /// (a two-block call, then four sets; see `crypt_small_in`).
+    const SMALL_OPEN: usize;
     /// Fewest tail blocks for which an open without a batch makes its tail
     /// in a wide vertical pass that hashes the whole record, like an open's
     /// first batch (`TailCall::Wide`); `usize::MAX`: never. The pass
@@ -179,12 +191,12 @@ macro_rules! x86_backend {
                 src: &[u8],
                 buf: &mut [u8],
             ) -> [u8; $crate::aead::TAG_LEN] {
-                use $crate::aead::chacha20_poly1305::x86_64::{Direction, SMALL};
+                use $crate::aead::chacha20_poly1305::x86_64::{small_max, Direction};
                 // Short records run in a smaller frame of their own, so
                 // they pay for scrubbing only that, if anything (after each
                 // call, the stack its frames used is scrubbed: see
                 // `scrub_stack`).
-                if buf.len() <= SMALL {
+                if buf.len() <= small_max::<$lanes>(Direction::Seal) {
                     // SAFETY: a `Key` exists only where `new` detected the
                     // features.
                     let tag = unsafe { small(&self.0, nonce, aad, src, buf, Direction::Seal) };
@@ -208,8 +220,8 @@ macro_rules! x86_backend {
                 buf: &mut [u8],
                 tag: &[u8; $crate::aead::TAG_LEN],
             ) -> Result<(), $crate::aead::OpenError> {
-                use $crate::aead::chacha20_poly1305::x86_64::{check, Direction, SMALL};
-                let expected = if buf.len() <= SMALL {
+                use $crate::aead::chacha20_poly1305::x86_64::{check, small_max, Direction};
+                let expected = if buf.len() <= small_max::<$lanes>(Direction::Open) {
                     // SAFETY: as for `seal`.
                     let t = unsafe { small(&self.0, nonce, aad, &[], buf, Direction::Open) };
                     scrub_small();
@@ -1537,7 +1549,7 @@ fn wipe(scratch: &mut [u8]) {
     core::hint::black_box(scratch);
 }
 
-/// A record of at most `SMALL` bytes (`crypt_small` with its state).
+/// A record of at most [`small_max`] bytes (`crypt_small` with its state).
 ///
 /// # Safety
 /// The CPU has `L`'s features.
@@ -1554,7 +1566,7 @@ pub(super) unsafe fn small<L: Lanes>(
     // below gives `crypt_small` the lengths it relies on.
     unsafe {
         assert!(
-            src.len() <= buf.len() && buf.len() <= SMALL,
+            src.len() <= buf.len() && buf.len() <= small_max::<L>(dir),
             "a short record"
         );
         crypt_small::<L>(&State::new(key, nonce), aad, src, buf, dir)
@@ -1578,12 +1590,14 @@ unsafe fn crypt_small<L: Lanes>(
         // The key block and the data's blocks, rounded up to 2, 4 or 8, or
         // to 6 in three sets of rows where `three_sets` says so; the
         // scratch is exactly that (zeroing and wiping the largest size for
-        // every record cost a 16-byte record about 3 %).
+        // every record cost a 16-byte record about 3 %); a ymm open longer
+        // than `SMALL` takes 10 blocks, in two calls.
         match buf.len() {
             0..=64 => crypt_small_in::<L, 128>(state, aad, src, buf, dir),
             65..=192 => crypt_small_in::<L, 256>(state, aad, src, buf, dir),
             n if three_sets::<L>(n) => crypt_small_in::<L, 384>(state, aad, src, buf, dir),
-            _ => crypt_small_in::<L, 512>(state, aad, src, buf, dir),
+            n if n <= SMALL => crypt_small_in::<L, 512>(state, aad, src, buf, dir),
+            _ => crypt_small_in::<L, 640>(state, aad, src, buf, dir),
         }
     }
 }
@@ -1612,12 +1626,15 @@ unsafe fn crypt_small_in<L: Lanes, const USED: usize>(
         let mut ks = [0u8; USED];
         // The key block comes first: the placeholder Poly1305 is not used.
         let mut poly = Poly1305::new(&[0; 32]);
-        if dir == Direction::Open && USED == 512 && L::ROW_BLOCKS == 2 {
-            // An open of 321–448 bytes on ymm: the key block and block 1 in
-            // one two-block call, then blocks 2–7 in three sets that hash
-            // the ciphertext between their rounds. One call of four sets
-            // is bound by its vector instructions, not its latency, and
-            // the hash after it was one more serial stage.
+        if dir == Direction::Open && USED >= 512 && L::ROW_BLOCKS == 2 {
+            // An open of 321–576 bytes on ymm: the key block and block 1 in
+            // one two-block call, then blocks 2–7 (2–9) in three (four)
+            // sets that hash the ciphertext between their rounds, its
+            // first 512 bytes (`ONE_CHAIN_MAX`; the rest after the call).
+            // For 321–448 bytes one call of four sets is bound by its
+            // vector instructions, not its latency, and the hash after it
+            // was one more serial stage; for 449–576 bytes this measured
+            // 7–12 % faster than pass 0 and a tail call (`crypt`).
             let (first, rest) = ks.split_at_mut(128);
             keystream_small::<L>(state, 0, first, &poly);
             poly.reset(first[..32].try_into().expect("32 bytes"));
@@ -1625,10 +1642,15 @@ unsafe fn crypt_small_in<L: Lanes, const USED: usize>(
             let whole = n / 16 * 16;
             // r read fresh at every block: no stack scrub follows a short
             // record on ymm, and kept in registers it spilled (opt-level 2).
-            let run = OneChain::<true>::new(Hash::new(buf.as_ptr(), whole), poly.h());
-            let run = horizontal::<L, 3, _>(state, 2, rest, &poly, run);
+            let hashed = whole.min(ONE_CHAIN_MAX);
+            let run = OneChain::<true>::new(Hash::new(buf.as_ptr(), hashed), poly.h());
+            let run = if USED == 512 {
+                horizontal::<L, 3, _>(state, 2, rest, &poly, run)
+            } else {
+                horizontal::<L, 4, _>(state, 2, rest, &poly, run)
+            };
             poly.set_h(run.h);
-            poly.padded(&buf[whole..]);
+            poly.padded(&buf[hashed..]);
             let p = buf.as_mut_ptr();
             L::xor_bytes(p, p, &ks[64..64 + n]);
         } else {

@@ -90,6 +90,8 @@ unsafe impl Lanes for __m256i {
         end: 0,
     };
     const TWO_CHAIN_PASSES: bool = false;
+    /// Opens of 449–576 bytes: a two-block call, then four sets.
+    const SMALL_OPEN: usize = 576;
     /// 7 and 8 blocks: see `TailCall::Wide`.
     const WIDE_TAIL_MIN: usize = 7;
     type Pair = __m256i;

@@ -42,6 +42,9 @@ unsafe impl Lanes for __m512i {
     /// A pass hashes 64 blocks: one chain of them would outlast its
     /// rounds.
     const TWO_CHAIN_PASSES: bool = true;
+    /// `SMALL`: the two-call open of 449–576 bytes is ymm's (not tried on
+    /// zmm, whose pass 0 alone makes 960 bytes).
+    const SMALL_OPEN: usize = super::x86_64::SMALL;
     /// Never: the open scratch holds 8 blocks above pass 0's 16 (and
     /// IFMA's records of that size are phased).
     const WIDE_TAIL_MIN: usize = usize::MAX;

@@ -37,6 +37,8 @@ unsafe impl Lanes for __m128i {
         end: 0,
     };
     const TWO_CHAIN_PASSES: bool = false;
+    /// `SMALL`: four xmm sets hold 4 blocks, not 10.
+    const SMALL_OPEN: usize = super::x86_64::SMALL;
     /// Never: every record longer than `SMALL` has a batch.
     const WIDE_TAIL_MIN: usize = usize::MAX;
     type Pair = __m128i;
