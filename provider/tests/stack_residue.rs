@@ -3,7 +3,8 @@
 //! below the caller (where those calls' frames lay) is searched for the raw
 //! key, every AES round key, the GHASH key H, E(K, J0), the Poly1305
 //! one-time key, its powers and its accumulator after every block, every
-//! keystream block and every plaintext block. Each
+//! intermediate ChaCha20 state, every keystream block and every plaintext
+//! block. Each
 //! operation runs at the bottom of a fresh thread, so anything found was
 //! left by that operation. A canary checks that the probe sees what a
 //! careless function leaves.
@@ -262,6 +263,7 @@ fn record_secrets(
             let bytes: Vec<u8> = limbs.iter().flat_map(|l| l.to_le_bytes()).collect();
             s.add(&format!("IFMA r^{}", k + 1), &bytes);
         }
+        chacha_rounds(&mut s, key, nonce, ct.len().div_ceil(64) + 16);
         // The accumulator h after each block of the message, as one Horner
         // chain holds it (the two-chain and IFMA forms differ): with the
         // block it reveals r. Fully reduced, low 16 bytes, as for r^k.
@@ -286,6 +288,106 @@ fn record_secrets(
     s.add("keystream", &keystream);
     s.add("plaintext", pt);
     s
+}
+
+/// Every intermediate ChaCha20 state of blocks `0..blocks` (the key block,
+/// the record's, and as many as a wide vertical pass makes past its end):
+/// the rounds are a permutation, so a whole state in the middle of them
+/// gives the key back, and any key-dependent part of one is key material.
+/// Searched as a register would hold it: a row of one block (horizontal
+/// layout) as 8-byte windows in each of the row's rotations (diagonal
+/// rounds rotate rows b, c and d), and a word across two consecutive
+/// blocks (vertical layout, one word of every block per register). Rows
+/// and words still holding only public input are left out.
+fn chacha_rounds(s: &mut Secrets, key: &[u8; 32], nonce: &[u8; 12], blocks: usize) {
+    let word = |b: &[u8], i: usize| u32::from_le_bytes(b[4 * i..4 * i + 4].try_into().unwrap());
+    // For each block, the state after every vector step (all four columns
+    // or diagonals at once), with a mask of the key-dependent words.
+    let mut steps: Vec<Vec<([u32; 16], u16)>> = Vec::new();
+    for counter in 0..blocks as u32 {
+        let mut x = [0u32; 16];
+        x[..4].copy_from_slice(&[0x6170_7865, 0x3320_646e, 0x7962_2d32, 0x6b20_6574]);
+        for i in 0..8 {
+            x[4 + i] = word(key, i);
+        }
+        x[12] = counter;
+        for i in 0..3 {
+            x[13 + i] = word(nonce, i);
+        }
+        // Key words are secret from the start; the rest once touched by them.
+        let mut secret: u16 = 0x0ff0;
+        let mut block = Vec::new();
+        for round in 0..20 {
+            let idx: [[usize; 4]; 4] = if round % 2 == 0 {
+                [[0, 4, 8, 12], [1, 5, 9, 13], [2, 6, 10, 14], [3, 7, 11, 15]]
+            } else {
+                [[0, 5, 10, 15], [1, 6, 11, 12], [2, 7, 8, 13], [3, 4, 9, 14]]
+            };
+            // One quarter-round step on all four groups: (dst, src, rotate).
+            for (dst, src, rot) in [
+                (0, 1, 0),
+                (3, 0, 16),
+                (2, 3, 0),
+                (1, 2, 12),
+                (0, 1, 0),
+                (3, 0, 8),
+                (2, 3, 0),
+                (1, 2, 7),
+            ] {
+                for g in idx {
+                    let (d, v) = (g[dst], x[g[src]]);
+                    x[d] = if rot == 0 {
+                        x[d].wrapping_add(v)
+                    } else {
+                        x[d] ^= v;
+                        block.push((x, secret | 1 << d));
+                        x[d].rotate_left(rot)
+                    };
+                    secret |= (secret >> g[src] & 1) << d;
+                }
+                block.push((x, secret));
+            }
+        }
+        steps.push(block);
+    }
+    // Most steps leave most rows as they were: each piece is added once.
+    let mut seen = std::collections::HashSet::new();
+    let mut add = |s: &mut Secrets, name: &dyn Fn() -> String, bytes: Vec<u8>| {
+        if seen.insert(bytes.clone()) {
+            s.add(&name(), &bytes);
+        }
+    };
+    for (b, block) in steps.iter().enumerate() {
+        for (k, (x, secret)) in block.iter().enumerate() {
+            for row in 0..4 {
+                let w: [u32; 4] = x[4 * row..4 * row + 4].try_into().unwrap();
+                for r in 0..4 {
+                    let (i, j) = (4 * row + r, 4 * row + (r + 1) % 4);
+                    if (secret >> i | secret >> j) & 1 == 0 {
+                        continue;
+                    }
+                    let piece = [w[r], w[(r + 1) % 4]];
+                    let bytes: Vec<u8> = piece.iter().flat_map(|v| v.to_le_bytes()).collect();
+                    add(
+                        s,
+                        &|| format!("ChaCha20 block {b} step {k} row {row}"),
+                        bytes,
+                    );
+                }
+            }
+            if let Some(next) = steps.get(b + 1) {
+                let (y, _) = next[k];
+                for i in 0..16 {
+                    if secret >> i & 1 == 1 {
+                        let bytes: Vec<u8> =
+                            [x[i], y[i]].iter().flat_map(|v| v.to_le_bytes()).collect();
+                        let name = || format!("ChaCha20 blocks {b}-{} step {k} word {i}", b + 1);
+                        add(s, &name, bytes);
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// `a·b mod 2¹³⁰−5` for `a`, `b` below 2¹³⁰ as (low 128 bits, the rest).

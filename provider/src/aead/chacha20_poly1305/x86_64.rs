@@ -49,6 +49,21 @@ pub(super) const fn small_max<L: Lanes>(dir: Direction) -> usize {
         Direction::Open => L::SMALL_OPEN,
     }
 }
+
+/// Whether a short record of `n` bytes runs a call of four ymm sets (a
+/// seal of 321–448 bytes, an open of 449–576): its 16 state rows and the
+/// input rows of the final addition outnumber the 16 ymm registers, and
+/// the compiler spills state rows there. Rows of a block's last state
+/// before that addition, with its keystream (known wherever the plaintext
+/// is), give the key words, so the frame is scrubbed after such a call
+/// (`tests/stack_residue.rs` searches every intermediate state).
+pub(super) const fn small_spills<L: Lanes>(dir: Direction, n: usize) -> bool {
+    L::ROW_BLOCKS == 2
+        && match dir {
+            Direction::Seal => n > 320,
+            Direction::Open => n > SMALL,
+        }
+}
 /// ChaCha20's "expand 32-byte k".
 const SIGMA: [u32; 4] = [0x6170_7865, 0x3320_646e, 0x7962_2d32, 0x6b20_6574];
 
@@ -156,8 +171,10 @@ pub(super) unsafe trait Lanes: Copy {
 /// run time ([`scrub_below`]); after a short record, `$scrub_small` bytes
 /// (0: none); after header-protection blocks, `$scrub_blocks`. Those
 /// constants are the depths `tests/stack_residue.rs` needs at opt-levels 3
-/// and 2, with room to spare (the ymm and zmm short paths leave no secret
-/// on the stack in any number of sets; the xmm one does). `$ifma`: the CPU has AVX-512 IFMA
+/// and 2, with room to spare (the zmm short path leaves no secret on the
+/// stack, the xmm one does; the ymm one only in its four-set calls, which
+/// `small_spills` names and whose frame is scrubbed as a long record's).
+/// `$ifma`: the CPU has AVX-512 IFMA
 /// (`$detected` includes it and `$features` enables it), and serial
 /// Poly1305 runs take the IFMA Poly1305 ([`padded_serial`]).
 macro_rules! x86_backend {
@@ -197,10 +214,12 @@ macro_rules! x86_backend {
                 // call, the stack its frames used is scrubbed: see
                 // `scrub_stack`).
                 if buf.len() <= small_max::<$lanes>(Direction::Seal) {
+                    let top = $crate::aead::chacha20_poly1305::x86_64::stack_pointer();
+                    let dir = Direction::Seal;
                     // SAFETY: a `Key` exists only where `new` detected the
                     // features.
-                    let tag = unsafe { small(&self.0, nonce, aad, src, buf, Direction::Seal) };
-                    scrub_small();
+                    let (tag, bottom) = unsafe { small(&self.0, nonce, aad, src, buf, dir) };
+                    scrub_small(Direction::Seal, buf.len(), top, bottom);
                     return tag;
                 }
                 let mut ks = $crate::aead::chacha20_poly1305::x86_64::Scratch(
@@ -222,9 +241,11 @@ macro_rules! x86_backend {
             ) -> Result<(), $crate::aead::OpenError> {
                 use $crate::aead::chacha20_poly1305::x86_64::{check, small_max, Direction};
                 let expected = if buf.len() <= small_max::<$lanes>(Direction::Open) {
+                    let top = $crate::aead::chacha20_poly1305::x86_64::stack_pointer();
+                    let dir = Direction::Open;
                     // SAFETY: as for `seal`.
-                    let t = unsafe { small(&self.0, nonce, aad, &[], buf, Direction::Open) };
-                    scrub_small();
+                    let (t, bottom) = unsafe { small(&self.0, nonce, aad, &[], buf, dir) };
+                    scrub_small(Direction::Open, buf.len(), top, bottom);
                     t
                 } else {
                     let mut ks = $crate::aead::chacha20_poly1305::x86_64::Scratch(
@@ -252,10 +273,20 @@ macro_rules! x86_backend {
             }
         }
 
-        /// Scrubs the stack after a short record.
+        /// Scrubs the stack after a short record of `n` bytes: the frame
+        /// the call used (from `top` down to `bottom`) where it spills
+        /// (`small_spills`), else `$scrub_small` bytes.
         #[inline(always)]
-        fn scrub_small() {
-            if $scrub_small > 0 {
+        fn scrub_small(
+            dir: $crate::aead::chacha20_poly1305::x86_64::Direction,
+            n: usize,
+            top: usize,
+            bottom: usize,
+        ) {
+            use $crate::aead::chacha20_poly1305::x86_64 as kernel;
+            if kernel::small_spills::<$lanes>(dir, n) {
+                kernel::scrub_below(top, bottom);
+            } else if $scrub_small > 0 {
                 $crate::aead::scrub_stack::<$scrub_small>();
             }
         }
@@ -323,13 +354,13 @@ macro_rules! x86_backend {
             src: &[u8],
             buf: &mut [u8],
             dir: $crate::aead::chacha20_poly1305::x86_64::Direction,
-        ) -> [u8; $crate::aead::TAG_LEN] {
+        ) -> ([u8; $crate::aead::TAG_LEN], usize) {
+            use $crate::aead::chacha20_poly1305::x86_64 as kernel;
+            // This frame's bottom, for the scrub after the call.
+            let bottom = kernel::stack_pointer();
             // SAFETY: as for `seal`; the kernel's `small` asserts the lengths it relies on.
-            unsafe {
-                $crate::aead::chacha20_poly1305::x86_64::small::<$lanes>(
-                    key, nonce, aad, src, buf, dir,
-                )
-            }
+            let tag = unsafe { kernel::small::<$lanes>(key, nonce, aad, src, buf, dir) };
+            (tag, bottom)
         }
 
         #[target_feature(enable = $features)]
