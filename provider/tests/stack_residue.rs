@@ -113,31 +113,33 @@ fn random_bytes(n: usize, seed: u64) -> Vec<u8> {
     common::Rng::new(seed).bytes(n)
 }
 
+/// The AES S-box.
+fn sbox(x: u8) -> u8 {
+    // Inverse in GF(2^8) by exponentiation (x^254), then the affine map.
+    let mul = |mut a: u8, mut b: u8| {
+        let mut p = 0u8;
+        while b != 0 {
+            if b & 1 != 0 {
+                p ^= a;
+            }
+            a = (a << 1) ^ if a & 0x80 != 0 { 0x1b } else { 0 };
+            b >>= 1;
+        }
+        p
+    };
+    let mut inv = 1u8;
+    for _ in 0..254 {
+        inv = mul(inv, x);
+    }
+    let mut s = inv;
+    for r in 1..5 {
+        s ^= inv.rotate_left(r);
+    }
+    s ^ 0x63
+}
+
 /// FIPS 197 key expansion: every round key.
 fn aes_round_keys(key: &[u8]) -> Vec<[u8; 16]> {
-    fn sbox(x: u8) -> u8 {
-        // Inverse in GF(2^8) by exponentiation (x^254), then the affine map.
-        let mul = |mut a: u8, mut b: u8| {
-            let mut p = 0u8;
-            while b != 0 {
-                if b & 1 != 0 {
-                    p ^= a;
-                }
-                a = (a << 1) ^ if a & 0x80 != 0 { 0x1b } else { 0 };
-                b >>= 1;
-            }
-            p
-        };
-        let mut inv = 1u8;
-        for _ in 0..254 {
-            inv = mul(inv, x);
-        }
-        let mut s = inv;
-        for r in 1..5 {
-            s ^= inv.rotate_left(r);
-        }
-        s ^ 0x63
-    }
     let nk = key.len() / 4;
     let rounds = nk + 6;
     let mut w: Vec<[u8; 4]> = key.chunks(4).map(|c| c.try_into().unwrap()).collect();
@@ -156,6 +158,49 @@ fn aes_round_keys(key: &[u8]) -> Vec<[u8; 16]> {
     w.chunks(4)
         .map(|c| std::array::from_fn(|j| c[j / 4][j % 4]))
         .collect()
+}
+
+/// Every AES state of the counter blocks `first..first + blocks` under
+/// `nonce` (GCM's `nonce ‖ BE32(counter)`), as an AES-NI or VAES register
+/// holds it between rounds: after the first AddRoundKey and after each
+/// `aesenc`. Known counter blocks and these states give the round keys
+/// back, so each is key material. The last round's output is the
+/// keystream, searched already; it is checked against `aes_block`.
+fn aes_states(s: &mut Secrets, key: &[u8], nonce: &[u8; 12], first: u32, blocks: u32) {
+    static SBOX: std::sync::OnceLock<[u8; 256]> = std::sync::OnceLock::new();
+    let sb = SBOX.get_or_init(|| std::array::from_fn(|x| sbox(x as u8)));
+    let rk = aes_round_keys(key);
+    let xtime = |a: u8| (a << 1) ^ if a & 0x80 != 0 { 0x1b } else { 0 };
+    let round = |x: [u8; 16], last: bool| -> [u8; 16] {
+        // SubBytes and ShiftRows (column-major state: byte 4c + r).
+        let t: [u8; 16] = std::array::from_fn(|i| {
+            let (c, r) = (i / 4, i % 4);
+            sb[x[4 * ((c + r) % 4) + r] as usize]
+        });
+        if last {
+            return t;
+        }
+        std::array::from_fn(|i| {
+            let (c, r) = (i / 4, i % 4);
+            let a = |k: usize| t[4 * c + (r + k) % 4];
+            xtime(a(0)) ^ xtime(a(1)) ^ a(1) ^ a(2) ^ a(3)
+        })
+    };
+    for counter in first..first + blocks {
+        let mut block = [0u8; 16];
+        block[..12].copy_from_slice(nonce);
+        block[12..].copy_from_slice(&counter.to_be_bytes());
+        let xor = |a: [u8; 16], b: &[u8; 16]| -> [u8; 16] { std::array::from_fn(|i| a[i] ^ b[i]) };
+        let mut x = xor(block, &rk[0]);
+        s.add(&format!("AES block {counter} after round 0"), &x);
+        for (i, k) in rk.iter().enumerate().skip(1) {
+            x = xor(round(x, i == rk.len() - 1), k);
+            if i < rk.len() - 1 {
+                s.add(&format!("AES block {counter} after round {i}"), &x);
+            }
+        }
+        assert_eq!(x, aes_block(key, block), "AES states");
+    }
 }
 
 fn aes_block(key: &[u8], mut block: [u8; 16]) -> [u8; 16] {
@@ -241,6 +286,7 @@ fn record_secrets(
         j0[..12].copy_from_slice(nonce);
         j0[15] = 1;
         s.add("E(K, J0)", &aes_block(key, j0));
+        aes_states(&mut s, key, nonce, 1, pt.len().div_ceil(16) as u32 + 33);
     } else {
         let mut block0 = [0u8; 64];
         let key: &[u8; 32] = key.try_into().unwrap();

@@ -149,7 +149,8 @@ pub(crate) fn scrub_stack<const N: usize>() {
 /// (the fuzz targets'), whose frames are far larger. A depth past 64 KiB
 /// (no build makes such a frame) gets the 64 KiB scrub: this runs after a
 /// record, and an open's failure must still zero its buffer, so it does not
-/// panic. Only the x86-64 ChaCha20 kernels measure their frame at run time.
+/// panic. The x86-64 ChaCha20 kernels and the AES-GCM batch paths measure their
+/// frame at run time.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 pub(crate) fn scrub_stack_to(depth: usize) {

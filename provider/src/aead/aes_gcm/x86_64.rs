@@ -43,6 +43,22 @@ pub(super) const SCRUB_HOISTED: usize = 2560;
 
 /// Records shorter than this take the short path.
 const SHORT: usize = 128;
+
+/// Scrubs the stack an entry point used after a record of `n` bytes that
+/// ran batches (at least `SHORT`): from `top`, the caller's stack pointer,
+/// down to `bottom`, the entry point's, and 256 bytes below (the frames of
+/// what it calls, and return addresses). The batch loops spill AES states
+/// between rounds (AES-128 states after rounds 3 and 5 on xmm and ymm at
+/// opt-level 3, many on zmm at opt-level 2: `tests/stack_residue.rs`
+/// searches every intermediate state), and with their public counter
+/// blocks those are known inputs and outputs of reduced-round AES under
+/// the key. The short path spills none.
+#[inline(always)]
+pub(super) fn scrub_batches(n: usize, top: usize, bottom: usize) {
+    if n >= SHORT {
+        crate::aead::scrub_stack_to(top.saturating_sub(bottom) + 256);
+    }
+}
 /// Most registers of AES state in one batch.
 const MAX_REGS: usize = 8;
 
@@ -340,10 +356,13 @@ macro_rules! x86_backend {
             ) -> [u8; $crate::aead::TAG_LEN] {
                 let hoisted =
                     buf.len() >= <$lanes as $crate::aead::aes_gcm::x86_64::Lanes>::HOIST_SEAL_FROM;
+                let top = $crate::aead::chacha20_poly1305::stack_pointer();
                 // SAFETY: a `Key` exists only where `new` detected the features.
-                let tag = unsafe { seal(&self.0, nonce, aad, src, buf) };
+                let (tag, bottom) = unsafe { seal(&self.0, nonce, aad, src, buf) };
                 if hoisted {
                     $crate::aead::scrub_stack::<{ $crate::aead::aes_gcm::x86_64::SCRUB_HOISTED }>();
+                } else {
+                    $crate::aead::aes_gcm::x86_64::scrub_batches(buf.len(), top, bottom);
                 }
                 tag
             }
@@ -355,10 +374,11 @@ macro_rules! x86_backend {
                 buf: &mut [u8],
                 tag: &[u8; $crate::aead::TAG_LEN],
             ) -> Result<(), $crate::aead::OpenError> {
+                let top = $crate::aead::chacha20_poly1305::stack_pointer();
                 // SAFETY: as for `seal`.
-                unsafe { open(&self.0, nonce, aad, buf, tag) }
-                    .then_some(())
-                    .ok_or($crate::aead::OpenError)
+                let (ok, bottom) = unsafe { open(&self.0, nonce, aad, buf, tag) };
+                $crate::aead::aes_gcm::x86_64::scrub_batches(buf.len(), top, bottom);
+                ok.then_some(()).ok_or($crate::aead::OpenError)
             }
 
             /// Seals in place and encrypts the 16 bytes at `at` of
@@ -382,10 +402,13 @@ macro_rules! x86_backend {
                 let extra = $crate::aead::aes_gcm::x86_64::Extra { rk: rk.keys(), at };
                 let hoisted =
                     buf.len() >= <$lanes as $crate::aead::aes_gcm::x86_64::Lanes>::HOIST_SEAL_FROM;
+                let top = $crate::aead::chacha20_poly1305::stack_pointer();
                 // SAFETY: as for `seal`.
-                let out = unsafe { seal_with_block(&self.0, nonce, aad, buf, extra) };
+                let (out, bottom) = unsafe { seal_with_block(&self.0, nonce, aad, buf, extra) };
                 if hoisted {
                     $crate::aead::scrub_stack::<{ $crate::aead::aes_gcm::x86_64::SCRUB_HOISTED }>();
+                } else {
+                    $crate::aead::aes_gcm::x86_64::scrub_batches(buf.len(), top, bottom);
                 }
                 out
             }
@@ -410,11 +433,14 @@ macro_rules! x86_backend {
             aad: &[u8],
             src: &[u8],
             buf: &mut [u8],
-        ) -> [u8; $crate::aead::TAG_LEN] {
+        ) -> ([u8; $crate::aead::TAG_LEN], usize) {
+            // This frame's bottom, for the scrub after the call.
+            let bottom = $crate::aead::chacha20_poly1305::stack_pointer();
             // SAFETY: this entry point enables the backend's features, which include
             // the kernel's (AES-NI, PCLMULQDQ, SSSE3 and the lane type's), and it is
             // reached only through a `Key`, which exists only after detection.
-            unsafe { $crate::aead::aes_gcm::x86_64::seal(key, nonce, aad, src, buf) }
+            let tag = unsafe { $crate::aead::aes_gcm::x86_64::seal(key, nonce, aad, src, buf) };
+            (tag, bottom)
         }
 
         #[target_feature(enable = $features)]
@@ -424,9 +450,11 @@ macro_rules! x86_backend {
             aad: &[u8],
             buf: &mut [u8],
             tag: &[u8; $crate::aead::TAG_LEN],
-        ) -> bool {
+        ) -> (bool, usize) {
+            let bottom = $crate::aead::chacha20_poly1305::stack_pointer();
             // SAFETY: as for `seal`.
-            unsafe { $crate::aead::aes_gcm::x86_64::open(key, nonce, aad, buf, tag) }
+            let ok = unsafe { $crate::aead::aes_gcm::x86_64::open(key, nonce, aad, buf, tag) };
+            (ok, bottom)
         }
 
         #[target_feature(enable = $features)]
@@ -436,9 +464,13 @@ macro_rules! x86_backend {
             aad: &[u8],
             buf: &mut [u8],
             extra: $crate::aead::aes_gcm::x86_64::Extra<'_>,
-        ) -> ([u8; $crate::aead::TAG_LEN], [u8; 16]) {
+        ) -> (([u8; $crate::aead::TAG_LEN], [u8; 16]), usize) {
+            let bottom = $crate::aead::chacha20_poly1305::stack_pointer();
             // SAFETY: as for `seal`.
-            unsafe { $crate::aead::aes_gcm::x86_64::seal_with_block(key, nonce, aad, buf, extra) }
+            let out = unsafe {
+                $crate::aead::aes_gcm::x86_64::seal_with_block(key, nonce, aad, buf, extra)
+            };
+            (out, bottom)
         }
 
         #[cfg(test)]

@@ -377,9 +377,10 @@ macro_rules! x86_backend {
 pub(super) use x86_backend;
 
 /// This function's stack pointer (its frame's lowest address, once the
-/// prologue has run: these frames have a fixed size).
+/// prologue has run: these frames have a fixed size). The AES-GCM entry
+/// points measure their frames with it too.
 #[inline(always)]
-pub(super) fn stack_pointer() -> usize {
+pub(crate) fn stack_pointer() -> usize {
     let sp: usize;
     // SAFETY: copies rsp to a register; touches no memory, stack or flags.
     unsafe {
