@@ -46,8 +46,8 @@ const SHORT: usize = 128;
 
 /// Scrubs the stack an entry point used after a record of `n` bytes that
 /// ran batches (at least `SHORT`): from `top`, the caller's stack pointer,
-/// down to `bottom`, the entry point's, and 256 bytes below (the frames of
-/// what it calls, and return addresses). The batch loops spill AES states
+/// down to `bottom`, the entry point's, as the ChaCha20 kernels do
+/// (`scrub_below`). The batch loops spill AES states
 /// between rounds (AES-128 states after rounds 3 and 5 on xmm and ymm at
 /// opt-level 3, many on zmm at opt-level 2: `tests/stack_residue.rs`
 /// searches every intermediate state), and with their public counter
@@ -56,7 +56,7 @@ const SHORT: usize = 128;
 #[inline(always)]
 pub(super) fn scrub_batches(n: usize, top: usize, bottom: usize) {
     if n >= SHORT {
-        crate::aead::scrub_stack_to(top.saturating_sub(bottom) + 256);
+        crate::aead::chacha20_poly1305::scrub_below(top, bottom);
     }
 }
 /// Most registers of AES state in one batch.

@@ -12,7 +12,7 @@ mod poly1305_ifma;
 #[cfg(target_arch = "x86_64")]
 mod x86_64;
 #[cfg(target_arch = "x86_64")]
-pub(crate) use x86_64::stack_pointer;
+pub(crate) use x86_64::{scrub_below, stack_pointer};
 #[cfg(target_arch = "x86_64")]
 mod x86_avx2;
 #[cfg(target_arch = "x86_64")]

@@ -58,9 +58,12 @@ pub(super) const fn small_max<L: Lanes>(dir: Direction) -> usize {
 /// is), give the key words, so the frame is scrubbed after such a call
 /// (`tests/stack_residue.rs` searches every intermediate state).
 pub(super) const fn small_spills<L: Lanes>(dir: Direction, n: usize) -> bool {
+    // As `crypt_small` routes them: a seal past 192 bytes not in three
+    // sets takes one call of four; an open past `SMALL`, a call of two
+    // blocks and one of four sets.
     L::ROW_BLOCKS == 2
         && match dir {
-            Direction::Seal => n > 320,
+            Direction::Seal => n > 192 && !three_sets::<L>(n),
             Direction::Open => n > SMALL,
         }
 }
@@ -398,8 +401,9 @@ const SCRUB_MARGIN: usize = 256;
 /// stack pointer when it called, down to `bottom`, the kernel frame's (see
 /// [`stack_pointer`]), and [`SCRUB_MARGIN`] below that. Measured per call,
 /// so the depth follows the frame the compiler made at whatever opt-level.
+/// The AES-GCM entry points scrub with it too.
 #[inline(always)]
-pub(super) fn scrub_below(top: usize, bottom: usize) {
+pub(crate) fn scrub_below(top: usize, bottom: usize) {
     crate::aead::scrub_stack_to(top.saturating_sub(bottom) + SCRUB_MARGIN);
 }
 
@@ -1048,22 +1052,21 @@ unsafe fn keystream_tail<'k, L: Lanes>(
     unsafe {
         assert!((1..=L::N).contains(&blocks), "a tail of 1 ..= N blocks");
         debug_assert!(run.is_none_or(|r| tail_run_len::<L>(call, r.len) == r.len));
-        // The vertical passes' `two_chains` (the wide one always takes two).
-        let vertical_chains = match call {
-            TailCall::Horizontal => None,
-            TailCall::Vertical { two_chains } => Some(two_chains),
-            TailCall::Wide => Some(true),
-        };
-        if let Some(two_chains) = vertical_chains {
-            let out = &mut ks[..L::N * 64];
-            out.fill(0);
-            let p = out.as_mut_ptr();
-            if call == TailCall::Wide {
-                vertical::<L, true>(state, counter, p, p, poly, run, two_chains);
-            } else {
-                vertical::<L, false>(state, counter, p, p, poly, run, two_chains);
-            }
-            return &ks[..blocks * 64];
+        // A vertical pass XORs its keystream into zeroed scratch.
+        macro_rules! vertical_tail {
+            ($wide:literal, $two_chains:expr) => {{
+                let out = &mut ks[..L::N * 64];
+                out.fill(0);
+                let p = out.as_mut_ptr();
+                vertical::<L, $wide>(state, counter, p, p, poly, run, $two_chains);
+                return &ks[..blocks * 64];
+            }};
+        }
+        match call {
+            TailCall::Vertical { two_chains } => vertical_tail!(false, two_chains),
+            // The wide schedule always takes two chains.
+            TailCall::Wide => vertical_tail!(true, true),
+            TailCall::Horizontal => {}
         }
         let out = &mut ks[..blocks * 64];
         // No run is an empty one (a dangling pointer is valid for 0 bytes).
@@ -1178,9 +1181,9 @@ const fn tail_run_len<L: Lanes>(call: TailCall, avail: usize) -> usize {
 
 /// How much more than [`ONE_CHAIN_MAX`] pending bytes may be when a
 /// horizontal tail call still hashes one chain, the rest after it. On ymm
-/// (opens of 529–800 bytes without a batch) that measured 2–8 % faster
-/// than two chains up to 224 bytes over, the same at 288 and slower from
-/// 384: two chains in a call cost r^L and the join, about seven blocks'
+/// (opens of 529–800 bytes without a batch, measured before those up to
+/// 576 bytes took the short path) that measured 2–8 % faster than two
+/// chains up to 224 bytes over, the same at 288 and slower from 384: two chains in a call cost r^L and the join, about seven blocks'
 /// worth, and a serial block about 13 cycles.
 const ONE_CHAIN_SLACK: usize = 256;
 
@@ -1672,8 +1675,8 @@ unsafe fn crypt_small_in<L: Lanes, const USED: usize>(
             poly.reset(first[..32].try_into().expect("32 bytes"));
             poly.padded(aad);
             let whole = n / 16 * 16;
-            // r read fresh at every block: no stack scrub follows a short
-            // record on ymm, and kept in registers it spilled (opt-level 2).
+            // r read fresh at every block: no stack scrub follows the
+            // three-set calls, and kept in registers it spilled (opt-level 2).
             let hashed = whole.min(ONE_CHAIN_MAX);
             let run = OneChain::<true>::new(Hash::new(buf.as_ptr(), hashed), poly.h());
             let run = if USED == 512 {
