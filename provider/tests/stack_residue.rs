@@ -18,7 +18,7 @@ mod common;
 use std::collections::HashMap;
 
 use aes::cipher::{BlockCipherEncrypt, KeyInit};
-use chacha20::cipher::{KeyIvInit, StreamCipher};
+use chacha20::cipher::{KeyIvInit, StreamCipher, StreamCipherSeek};
 use rustls_fusion::aead::audit::dead_stack;
 use rustls_fusion::aead::{Aes128Gcm, Aes256Gcm, Backend, ChaCha20Poly1305};
 
@@ -186,11 +186,11 @@ fn aes_states(s: &mut Secrets, key: &[u8], nonce: &[u8; 12], first: u32, blocks:
             xtime(a(0)) ^ xtime(a(1)) ^ a(1) ^ a(2) ^ a(3)
         })
     };
+    let xor = |a: [u8; 16], b: &[u8; 16]| -> [u8; 16] { std::array::from_fn(|i| a[i] ^ b[i]) };
     for counter in first..first + blocks {
         let mut block = [0u8; 16];
         block[..12].copy_from_slice(nonce);
         block[12..].copy_from_slice(&counter.to_be_bytes());
-        let xor = |a: [u8; 16], b: &[u8; 16]| -> [u8; 16] { std::array::from_fn(|i| a[i] ^ b[i]) };
         let mut x = xor(block, &rk[0]);
         s.add(&format!("AES block {counter} after round 0"), &x);
         for (i, k) in rk.iter().enumerate().skip(1) {
@@ -344,7 +344,8 @@ fn record_secrets(
 /// layout) as 8-byte windows in each of the row's rotations (diagonal
 /// rounds rotate rows b, c and d), and a word across two consecutive
 /// blocks (vertical layout, one word of every block per register). Rows
-/// and words still holding only public input are left out.
+/// and words still holding only public input are left out. The last state
+/// plus the input is checked against the `chacha20` crate's keystream.
 fn chacha_rounds(s: &mut Secrets, key: &[u8; 32], nonce: &[u8; 12], blocks: usize) {
     let word = |b: &[u8], i: usize| u32::from_le_bytes(b[4 * i..4 * i + 4].try_into().unwrap());
     // For each block, the state after every vector step (all four columns
@@ -360,6 +361,7 @@ fn chacha_rounds(s: &mut Secrets, key: &[u8; 32], nonce: &[u8; 12], blocks: usiz
         for i in 0..3 {
             x[13 + i] = word(nonce, i);
         }
+        let input = x;
         // Key words are secret from the start; the rest once touched by them.
         let mut secret: u16 = 0x0ff0;
         let mut block = Vec::new();
@@ -393,6 +395,15 @@ fn chacha_rounds(s: &mut Secrets, key: &[u8; 32], nonce: &[u8; 12], blocks: usiz
                 }
                 block.push((x, secret));
             }
+        }
+        // The states are the cipher's: the last plus the input is the
+        // block's keystream.
+        let mut keystream = [0u8; 64];
+        let mut cipher = chacha20::ChaCha20::new(key.into(), nonce.into());
+        cipher.seek(64 * u64::from(counter));
+        cipher.apply_keystream(&mut keystream);
+        for (i, (&w, &v)) in x.iter().zip(&input).enumerate() {
+            assert_eq!(w.wrapping_add(v), word(&keystream, i), "ChaCha20 states");
         }
         steps.push(block);
     }
