@@ -1,18 +1,20 @@
 //! AEAD seal/open throughput: rustls-fusion (every backend this CPU runs)
-//! next to ring, aws-lc-rs and graviola, in the same run.
+//! next to ring, aws-lc-rs, BoringSSL (`EVP_AEAD` through boring-sys) and
+//! graviola, in the same run.
 //!
 //! Groups are named `<alg>/<op>/aad<N>`, ids `<impl>/<bytes>`:
 //! `cargo bench -p rustls-fusion-benches --bench aead -- 'aes128gcm/seal/aad5'`.
 //! `BENCH_QUICK=1` shortens warm-up and measurement (for smoke runs).
 //! `CPU_CLASS=avx512|avx2|aesni` benches only our engine for that CPU class
-//! against aws-lc-rs limited to the class (and ring where its code for the
-//! class runs here; see `lib.rs`).
+//! against aws-lc-rs and BoringSSL limited to the class (and ring where its
+//! code for the class runs here; see `lib.rs`).
 
 use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
 use rustls_fusion::aead::{Aes128Gcm, Aes256Gcm, Backend, ChaCha20Poly1305};
+use rustls_fusion_benches::reference::BoringAead;
 
 const SIZES: [usize; 7] = [16, 64, 256, 1024, 1350, 8192, 16384];
 
@@ -120,6 +122,16 @@ macro_rules! reference_impl {
 }
 reference_impl!(Ring, ring);
 reference_impl!(AwsLc, aws_lc_rs);
+
+impl Aead for BoringAead {
+    fn seal(&self, aad: &[u8], buf: &mut [u8]) -> [u8; 16] {
+        self.seal_in_place(&NONCE, aad, buf)
+    }
+    fn open(&self, aad: &[u8], sealed: &mut [u8]) -> bool {
+        let (ct, tag) = split_tag(sealed);
+        self.open_in_place(&NONCE, aad, ct, &tag).is_ok()
+    }
+}
 
 enum Graviola {
     AesGcm(Box<graviola::aead::AesGcm>),
@@ -236,6 +248,13 @@ fn bench_alg(c: &mut Criterion, alg: Alg) {
         bench_impl(c, alg, "ring", &Ring::new(alg));
     }
     bench_impl(c, alg, "aws-lc-rs", &AwsLc::new(alg));
+    // Limited to the class like aws-lc-rs (OPENSSL_ia32cap, lib.rs).
+    bench_impl(
+        c,
+        alg,
+        "boringssl",
+        &BoringAead::new(alg == Alg::ChaCha20Poly1305, &alg.key()),
+    );
     if class.is_none() {
         bench_impl(c, alg, "graviola", &graviola_key(alg));
     }

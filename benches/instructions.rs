@@ -9,16 +9,14 @@
 //! valgrind --tool=callgrind <binary> ALG BACKEND SIZE RECORDS
 //! ```
 //! `ALG` is `aes128`, `aes256` or `chacha`; `BACKEND` a name from
-//! `Backend::name()`, or `aws-lc-rs` or `ring` for those crates' own AEAD
-//! (the references, counted the same way). Valgrind's CPU runs X86AesNi,
+//! `Backend::name()`, or `aws-lc-rs`, `ring` or `boringssl` for those
+//! libraries' own AEAD (the references, counted the same way). Valgrind's CPU runs X86AesNi,
 //! X86Avx2, X86Ssse3 and Base only.
-
-mod reference;
 
 use std::hint::black_box;
 
-use reference::Reference;
 use rustls_fusion::aead::{Aes128Gcm, Aes256Gcm, Backend, ChaCha20Poly1305};
+use rustls_fusion_benches::reference::Reference;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -89,6 +87,7 @@ fn main() {
     let reference = match args[1].as_str() {
         "aws-lc-rs" => Some(Reference::aws_lc(chacha, &vec![1; key_len])),
         "ring" => Some(Reference::ring(chacha, &vec![1; key_len])),
+        "boringssl" => Some(Reference::boringssl(chacha, &vec![1; key_len])),
         _ => None,
     };
     if reference.is_some() {

@@ -1,17 +1,37 @@
 //! Shared bench helpers. The benches are `aead.rs` (criterion),
 //! `interleaved.rs` (interleaved bursts: ratios on a noisy VM), `tls.rs`
-//! (criterion, rustls level) and `memory.rs` (bytes per key).
+//! (criterion, rustls level), `quic.rs`, `memory.rs` (bytes per key) and
+//! `instructions.rs` (callgrind counts); the `report` binary (`report.rs`)
+//! is the short summary users run before installing. The references they
+//! time are in [`reference`], the interleaved timing in [`records`], the
+//! in-memory rustls connection in [`tls_link`].
 //!
 //! # CPU classes
 //!
 //! `CPU_CLASS=<name>` makes a bench compare the engines one CPU class runs
-//! with what aws-lc-rs runs on that class: before aws-lc-rs initialises, the
-//! bench sets aws-lc's `OPENSSL_ia32cap` environment variable so aws-lc-rs
-//! does not see the features the class lacks (unless `OPENSSL_ia32cap` is
-//! already set). ring cannot be limited this way; it is compared only where
-//! its code for that class also runs on this machine.
+//! with what aws-lc-rs and BoringSSL run on that class: before either reads
+//! the CPU's features, the bench sets the `OPENSSL_ia32cap` environment
+//! variable (which aws-lc and BoringSSL both parse, the same way) so they do
+//! not see the features the class lacks (unless `OPENSSL_ia32cap` is already
+//! set). ring cannot be limited this way; it is compared only where its code
+//! for that class also runs on this machine.
+//!
+//! BoringSSL reads the variable lazily (`OPENSSL_cpuid_setup`, run once at
+//! its first use of CPU features), aws-lc in a static constructor; the
+//! re-run in [`class_from_env`] sets it before either. Under the masks below
+//! BoringSSL picks, for AES-GCM, its VAES + VPCLMULQDQ AVX-512 code
+//! (`avx512`, unmasked; on Intel Ice Lake and Tiger Lake it picks the AVX2
+//! one even there, to avoid zmm registers), its VAES AVX2 code (`avx2`) and
+//! its AES-NI + AVX code (`aesni`): the code it runs on each class. Its
+//! ChaCha20-Poly1305 uses AVX2 at most, so it is the same on all three
+//! classes, which all have AVX2. BoringSSL therefore takes part in every
+//! class (no `ring_aes`-style flag is needed for it).
 
 use rustls_fusion::aead::Backend;
+
+pub mod records;
+pub mod reference;
+pub mod tls_link;
 
 /// An x86-64 CPU class: what it lacks, what our detection picks there.
 #[derive(Debug)]
@@ -19,8 +39,8 @@ pub struct Class {
     pub name: &'static str,
     /// Which CPUs are in the class.
     pub cpus: &'static str,
-    /// aws-lc's capability mask hiding what the class lacks (`None`: hide
-    /// nothing).
+    /// aws-lc's and BoringSSL's capability mask (`OPENSSL_ia32cap`) hiding
+    /// what the class lacks (`None`: hide nothing).
     pub ia32cap: Option<&'static str>,
     /// Our AES-GCM and ChaCha20-Poly1305 engines on this class.
     pub aes: Backend,
@@ -33,7 +53,7 @@ pub struct Class {
 }
 
 /// The classes, newest first. Masks: the second word is CPUID leaf 7's EBX
-/// (low 32 bits) and ECX (high 32 bits) as aws-lc reads them, with these bits
+/// (low 32 bits) and ECX (high 32 bits) as aws-lc and BoringSSL read them, with these bits
 /// cleared: `0x00005842DC230000` is AVX512F, DQ, IFMA, PF, ER, CD, BW, VL
 /// (EBX bits 16, 17, 21, 26, 27, 28, 30, 31) and VBMI, VBMI2, VNNI, BITALG, VPOPCNTDQ (ECX
 /// bits 1, 6, 11, 12, 14); `0x00005E42DC230000` also clears VAES and
@@ -68,13 +88,14 @@ pub static CLASSES: [Class; 3] = [
     },
 ];
 
-/// The class named by `CPU_CLASS`, with aws-lc limited to it. Call first
-/// thing in `main`.
+/// The class named by `CPU_CLASS`, with aws-lc and BoringSSL limited to it.
+/// Call first thing in `main`.
 ///
 /// aws-lc reads `OPENSSL_ia32cap` once, in a static constructor that runs
-/// before `main`, so setting it here would be too late: when the class
-/// needs a mask and the variable is not set, this runs the same program
-/// again with it set and exits with that run's status.
+/// before `main`, so setting it here would be too late (BoringSSL reads it
+/// later, at its first use, but once too): when the class needs a mask and
+/// the variable is not set, this runs the same program again with it set
+/// and exits with that run's status, so both read it from the start.
 ///
 /// # Panics
 /// On an unknown class name, or if the program cannot be run again.

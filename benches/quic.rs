@@ -2,7 +2,11 @@
 //! rustls-fusion against aws-lc-rs and ring through their `rustls::quic`
 //! objects, called exactly as quinn calls them (seal, then header protection
 //! with a 4-byte packet-number slice; header-protection removal, then open),
-//! and our standalone API (`seal_packet`, `seal_batch`, batch header removal).
+//! and against BoringSSL at the AEAD level (it has no rustls provider): its
+//! `EVP_AEAD` seals the packet, the header-protection mask comes from
+//! `AES_encrypt` (AES-ECB of the sample) or `CRYPTO_chacha_20` (counter and
+//! nonce from the sample), applied as RFC 9001 §5.4 says. Then our
+//! standalone API (`seal_packet`, `seal_batch`, batch header removal).
 //!
 //! ```text
 //! taskset -c 1 cargo bench -p rustls-fusion-benches --bench quic
@@ -22,6 +26,7 @@ use rustls::quic::{DirectionalKeys, Keys, Version};
 use rustls::{CipherSuite, Side, Tls13CipherSuite};
 use rustls_fusion::quic::{Cipher, InPacket, Opener, OutPacket, QuicError, Sealer};
 use rustls_fusion_benches::class_from_env;
+use rustls_fusion_benches::reference::BoringAead;
 
 const ROUNDS: usize = 25;
 const CID: usize = 8;
@@ -94,6 +99,181 @@ fn unprotect_open(k: &DirectionalKeys, pn: u64, packet: &mut [u8]) -> usize {
         .len()
 }
 
+/// BoringSSL's QUIC packet protection, assembled at the AEAD level: the
+/// packet key as an `EVP_AEAD_CTX` and the header-protection key as an
+/// `AES_KEY` or ChaCha20 key bytes.
+struct BoringQuic {
+    aead: BoringAead,
+    iv: [u8; 12],
+    hp: BoringHp,
+}
+
+// The AES key schedule inline, as the others hold theirs: boxing it would
+// add an indirection only BoringSSL pays.
+#[allow(clippy::large_enum_variant)]
+enum BoringHp {
+    Aes(boring_sys::AES_KEY),
+    ChaCha([u8; 32]),
+}
+
+impl BoringQuic {
+    fn new(cipher: Cipher, key: &[u8], iv: [u8; 12], hp: &[u8]) -> Self {
+        let chacha = cipher == Cipher::ChaCha20Poly1305;
+        let hp = if chacha {
+            BoringHp::ChaCha(hp.try_into().expect("32-byte ChaCha20 key"))
+        } else {
+            let mut aes = boring_sys::AES_KEY::default();
+            // SAFETY: `hp` holds `8 * hp.len()` bits of key; `aes` is a
+            // writable AES_KEY.
+            let rc = unsafe {
+                boring_sys::AES_set_encrypt_key(hp.as_ptr(), 8 * hp.len() as u32, &mut aes)
+            };
+            assert_eq!(rc, 0, "BoringSSL accepts the header-protection key");
+            BoringHp::Aes(aes)
+        };
+        Self {
+            aead: BoringAead::new(chacha, key),
+            iv,
+            hp,
+        }
+    }
+
+    #[inline(always)]
+    fn nonce(&self, pn: u64) -> [u8; 12] {
+        let mut nonce = self.iv;
+        for (n, p) in nonce[4..].iter_mut().zip(pn.to_be_bytes()) {
+            *n ^= p;
+        }
+        nonce
+    }
+
+    /// The 5-byte header-protection mask for `sample`.
+    #[inline(always)]
+    fn mask(&self, sample: &[u8; 16]) -> [u8; 5] {
+        let mut mask = [0u8; 16];
+        match &self.hp {
+            // SAFETY: `sample` and `mask` are 16-byte blocks; the key is an
+            // initialised AES_KEY.
+            BoringHp::Aes(key) => unsafe {
+                boring_sys::AES_encrypt(sample.as_ptr(), mask.as_mut_ptr(), key)
+            },
+            BoringHp::ChaCha(key) => {
+                let counter = u32::from_le_bytes(sample[..4].try_into().unwrap());
+                let m = mask.as_mut_ptr();
+                // SAFETY: in == out (allowed), 5 bytes each; the key is 32
+                // bytes and the nonce the sample's last 12.
+                unsafe {
+                    boring_sys::CRYPTO_chacha_20(
+                        m,
+                        m,
+                        5,
+                        key.as_ptr(),
+                        sample[4..].as_ptr(),
+                        counter,
+                    )
+                }
+            }
+        }
+        mask[..5].try_into().unwrap()
+    }
+
+    /// XORs the mask into a short header's first byte and packet number.
+    #[inline(always)]
+    fn apply(&self, packet: &mut [u8], protect: bool) {
+        let sample: [u8; 16] = packet[PN_OFFSET + 4..PN_OFFSET + 20].try_into().unwrap();
+        let mask = self.mask(&sample);
+        let pn_len = if protect {
+            (packet[0] & 3) as usize + 1
+        } else {
+            ((packet[0] ^ mask[0]) & 3) as usize + 1
+        };
+        packet[0] ^= mask[0] & 0x1f;
+        for (p, m) in packet[PN_OFFSET..PN_OFFSET + pn_len]
+            .iter_mut()
+            .zip(&mask[1..])
+        {
+            *p ^= m;
+        }
+    }
+}
+
+/// What a row times: a `rustls::quic` key pair, or BoringSSL's.
+#[allow(clippy::large_enum_variant)]
+enum QuicImp {
+    Rustls(DirectionalKeys),
+    Boring(BoringQuic),
+}
+
+impl QuicImp {
+    #[inline(always)]
+    fn seal_protect(&self, pn: u64, packet: &mut [u8]) {
+        match self {
+            Self::Rustls(k) => seal_protect(k, pn, packet),
+            Self::Boring(k) => {
+                let (header, rest) = packet.split_at_mut(HEADER);
+                let (payload, tag_room) = rest.split_at_mut(rest.len() - 16);
+                header.copy_from_slice(&short_header(pn));
+                let tag = k.aead.seal_in_place(&k.nonce(pn), header, payload);
+                tag_room.copy_from_slice(&tag);
+                k.apply(packet, true);
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn unprotect_open(&self, pn: u64, packet: &mut [u8]) -> usize {
+        match self {
+            Self::Rustls(k) => unprotect_open(k, pn, packet),
+            Self::Boring(k) => {
+                k.apply(packet, false);
+                let (header, rest) = packet.split_at_mut(HEADER);
+                let (payload, tag) = rest.split_at_mut(rest.len() - 16);
+                k.aead
+                    .open_in_place(&k.nonce(pn), header, payload, (&*tag).try_into().unwrap())
+                    .expect("open");
+                payload.len()
+            }
+        }
+    }
+
+    /// Header protection alone, as the rustls objects are called.
+    #[inline(always)]
+    fn protect_header(&self, sample: &[u8; 16], first: &mut u8, pn: &mut [u8; 4]) {
+        match self {
+            Self::Rustls(k) => k.header.encrypt_in_place(sample, first, pn).unwrap(),
+            Self::Boring(k) => {
+                let mask = k.mask(sample);
+                let pn_len = (*first & 3) as usize + 1;
+                *first ^= mask[0] & 0x1f;
+                for (p, m) in pn[..pn_len].iter_mut().zip(&mask[1..]) {
+                    *p ^= m;
+                }
+            }
+        }
+    }
+}
+
+/// BoringSSL's QUIC keys for `cipher`, with the fixed key bytes `standalone`
+/// uses. Checked against our `Sealer` on the same bytes: the same packet.
+fn boring_keys(cipher: Cipher) -> QuicImp {
+    let (key, iv, hp) = (
+        vec![0x44u8; cipher.key_len()],
+        [0x55u8; 12],
+        vec![0x33u8; cipher.key_len()],
+    );
+    let boring = QuicImp::Boring(BoringQuic::new(cipher, &key, iv, &hp));
+    let ours = Sealer::new(cipher, &key, &iv, &hp).unwrap();
+    let len = HEADER + 1200 + 16;
+    let (mut a, mut b) = (vec![0xabu8; len], vec![0xabu8; len]);
+    a[..HEADER].copy_from_slice(&short_header(77));
+    ours.seal_packet(&mut a, PN_OFFSET, 77).unwrap();
+    boring.seal_protect(77, &mut b);
+    assert!(a == b, "BoringSSL's QUIC protection matches ours");
+    assert_eq!(boring.unprotect_open(77, &mut b), 1200, "BoringSSL opens");
+    assert!(b[HEADER..HEADER + 1200].iter().all(|&x| x == 0xab));
+    boring
+}
+
 /// Runs `f(imp, iteration)` for each implementation in interleaved bursts;
 /// returns each implementation's per-round ns per call.
 fn interleave(n_imps: usize, iters: usize, mut f: impl FnMut(usize, u64)) -> Vec<Vec<f64>> {
@@ -156,12 +336,16 @@ fn main() {
     ] {
         let chacha = cipher == Cipher::ChaCha20Poly1305;
         let with_ring = class.is_none_or(|c| if chacha { c.ring_chacha } else { c.ring_aes });
-        let mut imps: Vec<(&str, DirectionalKeys)> = vec![("aws-lc-rs", keys(&aws, id))];
+        // BoringSSL is limited to every class by OPENSSL_ia32cap (lib.rs).
+        let mut imps: Vec<(&str, QuicImp)> = vec![
+            ("aws-lc-rs", QuicImp::Rustls(keys(&aws, id))),
+            ("boringssl", boring_keys(cipher)),
+        ];
         if with_ring {
-            imps.push(("ring", keys(&ring, id)));
+            imps.push(("ring", QuicImp::Rustls(keys(&ring, id))));
         }
         let refs = imps.len();
-        imps.push(("fusion", keys(&fusion, id)));
+        imps.push(("fusion", QuicImp::Rustls(keys(&fusion, id))));
         let ours = imps.len() - 1;
         println!("\n### {id:?}\n");
         print!("| payload | op |");
@@ -175,30 +359,34 @@ fn main() {
             // Seal + header protection.
             let mut bufs = vec![vec![0xabu8; len]; imps.len()];
             let t = interleave(imps.len(), iters, |i, pn| {
-                seal_protect(&imps[i].1, pn, &mut bufs[i]);
+                imps[i].1.seal_protect(pn, &mut bufs[i]);
                 black_box(&bufs[i]);
             });
             row(payload, "seal + protect header", &t, refs, ours);
             // Header removal + open (the packet restored before each).
             // Sealed by a fresh key object (a packet number is sealed once
             // per key), opened by the timed one: the same key bytes.
-            let mut sealers: Vec<DirectionalKeys> = vec![keys(&aws, id)];
+            let mut sealers: Vec<QuicImp> = vec![
+                QuicImp::Rustls(keys(&aws, id)),
+                // No packet-number guard: BoringSSL's keys seal it again.
+                boring_keys(cipher),
+            ];
             if with_ring {
-                sealers.push(keys(&ring, id));
+                sealers.push(QuicImp::Rustls(keys(&ring, id)));
             }
-            sealers.push(keys(&fusion, id));
+            sealers.push(QuicImp::Rustls(keys(&fusion, id)));
             let sealed: Vec<Vec<u8>> = sealers
                 .iter()
                 .map(|k| {
                     let mut p = vec![0xabu8; len];
-                    seal_protect(k, 5, &mut p);
+                    k.seal_protect(5, &mut p);
                     p
                 })
                 .collect();
             let mut bufs = sealed.clone();
             let t = interleave(imps.len(), iters, |i, _| {
                 bufs[i].copy_from_slice(&sealed[i]);
-                black_box(unprotect_open(&imps[i].1, 5, &mut bufs[i]));
+                black_box(imps[i].1.unprotect_open(5, &mut bufs[i]));
             });
             row(payload, "remove header + open", &t, refs, ours);
         }
@@ -209,9 +397,7 @@ fn main() {
             let sample = [n as u8; 16];
             imps[i]
                 .1
-                .header
-                .encrypt_in_place(black_box(&sample), &mut firsts[i], &mut pns[i])
-                .unwrap();
+                .protect_header(black_box(&sample), &mut firsts[i], &mut pns[i]);
         });
         row(16, "header protection alone", &t, refs, ours);
         standalone(cipher);

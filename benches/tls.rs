@@ -14,14 +14,12 @@
 //! `BENCH_QUICK=1` shortens warm-up and measurement (for smoke runs);
 //! `BENCH_SIZES=64,16384` restricts the write sizes.
 
-mod tls_link;
-
 use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use rustls::crypto::CryptoProvider;
-use tls_link::{own_suite, providers, Link};
+use rustls_fusion_benches::tls_link::{own_suite, providers, Link};
 
 const SIZES: [usize; 4] = [64, 1024, 16 * 1024, 256 * 1024];
 

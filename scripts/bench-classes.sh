@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Per-CPU-class AEAD ratios (docs/performance.md): for each x86-64 class, our
-# engine for that class against aws-lc-rs limited to the class
-# (OPENSSL_ia32cap) and ring where ring's code for the class runs here,
-# interleaved bursts pinned to one core. Classes this CPU cannot emulate
+# engine for that class against aws-lc-rs and BoringSSL limited to the class
+# (OPENSSL_ia32cap, which both read) and ring where ring's code for the class
+# runs here, interleaved bursts pinned to one core. Classes this CPU cannot emulate
 # (it lacks their engine's features) are skipped.
 #
 #   scripts/bench-classes.sh [sizes] [algs] > results.md

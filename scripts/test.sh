@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The project's one test command (README, .ci/run): formatting, lints, every
 # test in the workspace, the `ring` base provider, the BoringSSL conformance
-# matrix (which installs cmake and libclang-dev through apt-get when root),
+# matrix (cmake and libclang-dev, which BoringSSL's build needs for it and for
+# the benches crate's BoringSSL reference, are installed through apt-get when
+# root first of all, by scripts/install-boringssl-deps.sh),
 # the stack-residue test on release builds, the constant-time check under
 # valgrind (installed the same way),
 # the aarch64 leg under qemu (which installs Debian's cross toolchain and
@@ -11,6 +13,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 step() { printf '\n== %s\n' "$*"; }
+
+step "cmake and libclang-dev for BoringSSL (boring-sys: the benches crate, the conformance matrix)"
+scripts/install-boringssl-deps.sh
 
 step "rustfmt"
 cargo fmt --all -- --check

@@ -1,0 +1,216 @@
+//! Interleaved timing of AEAD records and of rustls links, shared by
+//! `interleaved.rs` and the `report` binary: every implementation runs a
+//! short burst in turn, round after round (the order rotating every round),
+//! so each round's times are comparable; ratios are the median over rounds
+//! of the ratio within each round.
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use rustls_fusion::aead::{Aes128Gcm, Aes256Gcm, Backend, ChaCha20Poly1305};
+
+use crate::reference::Reference;
+
+pub const NONCE: [u8; 12] = [7; 12];
+/// A TLS 1.3 record header, as the AAD.
+pub const AAD: [u8; 5] = [0x17, 3, 3, 0x40, 0x11];
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Alg {
+    Aes128,
+    Aes256,
+    ChaCha,
+}
+
+impl Alg {
+    pub const ALL: [Alg; 3] = [Alg::Aes128, Alg::Aes256, Alg::ChaCha];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Aes128 => "aes128",
+            Self::Aes256 => "aes256",
+            Self::ChaCha => "chacha",
+        }
+    }
+
+    /// A fixed key of the algorithm's length.
+    pub fn key(self) -> Vec<u8> {
+        vec![0x42; if self == Self::Aes128 { 16 } else { 32 }]
+    }
+
+    /// The backends this CPU runs for the algorithm, best first.
+    pub fn backends(self) -> Vec<Backend> {
+        match self {
+            Self::Aes128 => Aes128Gcm::backends(),
+            Self::Aes256 => Aes256Gcm::backends(),
+            Self::ChaCha => ChaCha20Poly1305::backends(),
+        }
+    }
+}
+
+/// One implementation under test. An enum, not a trait object: every
+/// implementation pays the same predictable match per call. (ring's key is
+/// inline and large; boxing it would add an indirection only ring pays.)
+#[allow(clippy::large_enum_variant)]
+pub enum Imp {
+    Aes128(Aes128Gcm),
+    Aes256(Aes256Gcm),
+    ChaCha(ChaCha20Poly1305),
+    Reference(Reference),
+}
+
+impl Imp {
+    /// Ours on `backend`.
+    ///
+    /// # Panics
+    /// If this CPU does not run `backend`.
+    pub fn ours(alg: Alg, key: &[u8], backend: Backend) -> Self {
+        match alg {
+            Alg::Aes128 => {
+                Self::Aes128(Aes128Gcm::with_backend(key.try_into().unwrap(), backend).unwrap())
+            }
+            Alg::Aes256 => {
+                Self::Aes256(Aes256Gcm::with_backend(key.try_into().unwrap(), backend).unwrap())
+            }
+            Alg::ChaCha => Self::ChaCha(
+                ChaCha20Poly1305::with_backend(key.try_into().unwrap(), backend).unwrap(),
+            ),
+        }
+    }
+
+    #[inline(always)]
+    pub fn seal(&self, buf: &mut [u8]) -> [u8; 16] {
+        let aad = black_box(&AAD);
+        match self {
+            Self::Aes128(k) => k.seal_in_place(&NONCE, aad, buf),
+            Self::Aes256(k) => k.seal_in_place(&NONCE, aad, buf),
+            Self::ChaCha(k) => k.seal_in_place(&NONCE, aad, buf),
+            Self::Reference(k) => k.seal_in_place(&NONCE, aad, buf),
+        }
+    }
+
+    #[inline(always)]
+    pub fn open(&self, buf: &mut [u8], tag: &[u8; 16]) -> bool {
+        let aad = black_box(&AAD);
+        match self {
+            Self::Aes128(k) => k.open_in_place(&NONCE, aad, buf, tag).is_ok(),
+            Self::Aes256(k) => k.open_in_place(&NONCE, aad, buf, tag).is_ok(),
+            Self::ChaCha(k) => k.open_in_place(&NONCE, aad, buf, tag).is_ok(),
+            Self::Reference(k) => k.open_in_place(&NONCE, aad, buf, tag).is_ok(),
+        }
+    }
+}
+
+/// Iterations per burst: enough for about `burst_us` microseconds of the
+/// slowest implementation. Long bursts keep CPU frequency transitions
+/// (AVX-512 licence changes when 512-bit and narrower code take turns) from
+/// deciding a burst's time.
+pub fn burst_iters(imps: &[(String, Imp)], n: usize, burst_us: f64) -> usize {
+    let mut buf = vec![0u8; n];
+    let mut slowest = 0f64;
+    for (_, imp) in imps {
+        let t = Instant::now();
+        for _ in 0..20 {
+            black_box(imp.seal(&mut buf));
+        }
+        slowest = slowest.max(t.elapsed().as_nanos() as f64 / 20.0);
+    }
+    ((burst_us * 1000.0 / slowest) as usize).max(5)
+}
+
+/// Times `n`-byte records (5-byte AAD, in place): checks that every
+/// implementation seals like the first and opens, then runs `rounds` rounds;
+/// in each, every implementation seals a burst of `iters` records in turn,
+/// then every implementation opens a burst (an open first restores the
+/// ciphertext, in every implementation alike). Returns ns per record,
+/// `[seal, open][imp][round]`. `tick` is called after every round.
+///
+/// # Panics
+/// If an implementation seals differently from the first or fails to open.
+pub fn time_records(
+    imps: &[(String, Imp)],
+    n: usize,
+    rounds: usize,
+    iters: usize,
+    mut tick: impl FnMut(),
+) -> [Vec<Vec<f64>>; 2] {
+    let pt: Vec<u8> = (0..n).map(|i| i as u8).collect();
+    let mut sealed = pt.clone();
+    let tag = imps[0].1.seal(&mut sealed);
+    for (name, imp) in imps {
+        let mut buf = pt.clone();
+        assert_eq!(imp.seal(&mut buf), tag, "{name} seals like {}", imps[0].0);
+        assert!(imp.open(&mut buf, &tag) && buf == pt, "{name} opens");
+    }
+    let mut times = [
+        vec![Vec::with_capacity(rounds); imps.len()],
+        vec![Vec::with_capacity(rounds); imps.len()],
+    ];
+    let mut buf = sealed.clone();
+    for round in 0..rounds {
+        for (op, is_seal) in [(0, true), (1, false)] {
+            for k in 0..imps.len() {
+                let i = (k + round) % imps.len();
+                let imp = &imps[i].1;
+                let t = Instant::now();
+                for _ in 0..iters {
+                    if is_seal {
+                        black_box(imp.seal(&mut buf));
+                    } else {
+                        buf.copy_from_slice(&sealed);
+                        assert!(imp.open(&mut buf, &tag));
+                    }
+                }
+                times[op][i].push(t.elapsed().as_nanos() as f64 / iters as f64);
+            }
+        }
+        tick();
+    }
+    times
+}
+
+/// Runs `f(imp)` `iters` times per burst for each of `n_imps`
+/// implementations in turn, `rounds` rounds, the order rotating every
+/// round; returns ns per call, `[imp][round]`. `tick` is called after every
+/// round.
+pub fn interleave(
+    n_imps: usize,
+    rounds: usize,
+    iters: usize,
+    mut f: impl FnMut(usize),
+    mut tick: impl FnMut(),
+) -> Vec<Vec<f64>> {
+    let mut times = vec![Vec::with_capacity(rounds); n_imps];
+    for round in 0..rounds {
+        for k in 0..n_imps {
+            let i = (k + round) % n_imps;
+            let t = Instant::now();
+            for _ in 0..iters {
+                f(i);
+            }
+            times[i].push(t.elapsed().as_nanos() as f64 / iters as f64);
+        }
+        tick();
+    }
+    times
+}
+
+/// The best (lowest) time.
+pub fn best(t: &[f64]) -> f64 {
+    t.iter().copied().fold(f64::MAX, f64::min)
+}
+
+/// Per round, the best of the references `refs` over `ours`, both timed
+/// within the same round; the median of those ratios (above 1.00: ours is
+/// faster).
+pub fn median_ratio(times: &[Vec<f64>], refs: &[usize], ours: usize) -> f64 {
+    let rounds = times[ours].len();
+    let mut ratios: Vec<f64> = (0..rounds)
+        .map(|r| {
+            let best_ref = refs.iter().map(|&i| times[i][r]).fold(f64::MAX, f64::min);
+            best_ref / times[ours][r]
+        })
+        .collect();
+    ratios.sort_by(f64::total_cmp);
+    ratios[rounds / 2]
+}
