@@ -29,7 +29,7 @@
 use std::hint::black_box;
 
 use rustls::crypto::CryptoProvider;
-use rustls_fusion::aead::Backend;
+use rustls_fusion::aead::{Backend, Hardening};
 use rustls_fusion_benches::records::{self, best, median_ratio, time_records, Alg, Imp};
 use rustls_fusion_benches::reference::Reference;
 use rustls_fusion_benches::tls_link::{own_suite, providers, Link};
@@ -110,6 +110,11 @@ fn run_alg(alg: Alg, sizes: &[usize], class: Option<&Class>, filter: &str) {
     let refs: Vec<usize> = (0..imps.len()).collect();
     for b in ours {
         imps.push((b.name().into(), Imp::ours(alg, &key, b)));
+        if b == Backend::Base && std::env::var_os("BASE_SCRUB").is_some() {
+            // `Base` with its opt-in stack scrub, for its cost.
+            let scrub = Hardening::NONE.scrub_base_stack(true);
+            imps.push(("base+scrub".into(), Imp::hardened(alg, &key, b, scrub)));
+        }
     }
     let mut header = format!("\n| {} | op |", alg.name());
     let mut rule = "|---|---|".to_string();
@@ -119,6 +124,15 @@ fn run_alg(alg: Alg, sizes: &[usize], class: Option<&Class>, filter: &str) {
     }
     for (name, _) in &imps[refs.len()..] {
         header += &format!(" {name} ratio |");
+        rule += "---|";
+    }
+    // `Base` is also read against the base provider alone (aws-lc-rs, the
+    // default feature): the "never slower than what it replaces" target.
+    let base: Vec<usize> = (refs.len()..imps.len())
+        .filter(|&i| imps[i].0.starts_with("base"))
+        .collect();
+    for &i in &base {
+        header += &format!(" {} / aws-lc-rs |", imps[i].0);
         rule += "---|";
     }
     println!("{header}\n{rule}");
@@ -139,6 +153,9 @@ fn run_alg(alg: Alg, sizes: &[usize], class: Option<&Class>, filter: &str) {
                 // Per round: the best reference over ours, both timed within
                 // the same round; the median of those ratios.
                 line += &format!(" {:.2}× |", median_ratio(&times[op], &refs, ours));
+            }
+            for &i in &base {
+                line += &format!(" {:.2}× |", median_ratio(&times[op], &[0], i));
             }
             println!("{line}");
         }

@@ -7,7 +7,7 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use rustls_fusion::aead::{Aes128Gcm, Aes256Gcm, Backend, ChaCha20Poly1305};
+use rustls_fusion::aead::{Aes128Gcm, Aes256Gcm, Backend, ChaCha20Poly1305, Hardening};
 
 use crate::reference::Reference;
 
@@ -65,15 +65,24 @@ impl Imp {
     /// # Panics
     /// If this CPU does not run `backend`.
     pub fn ours(alg: Alg, key: &[u8], backend: Backend) -> Self {
+        Self::hardened(alg, key, backend, Hardening::NONE)
+    }
+
+    /// Ours on `backend` with opt-in `hardening`.
+    ///
+    /// # Panics
+    /// If this CPU does not run `backend`.
+    pub fn hardened(alg: Alg, key: &[u8], backend: Backend, hardening: Hardening) -> Self {
         match alg {
-            Alg::Aes128 => {
-                Self::Aes128(Aes128Gcm::with_backend(key.try_into().unwrap(), backend).unwrap())
-            }
-            Alg::Aes256 => {
-                Self::Aes256(Aes256Gcm::with_backend(key.try_into().unwrap(), backend).unwrap())
-            }
+            Alg::Aes128 => Self::Aes128(
+                Aes128Gcm::with_hardening(key.try_into().unwrap(), backend, hardening).unwrap(),
+            ),
+            Alg::Aes256 => Self::Aes256(
+                Aes256Gcm::with_hardening(key.try_into().unwrap(), backend, hardening).unwrap(),
+            ),
             Alg::ChaCha => Self::ChaCha(
-                ChaCha20Poly1305::with_backend(key.try_into().unwrap(), backend).unwrap(),
+                ChaCha20Poly1305::with_hardening(key.try_into().unwrap(), backend, hardening)
+                    .unwrap(),
             ),
         }
     }

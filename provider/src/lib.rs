@@ -41,7 +41,7 @@ pub mod quic;
 mod tls;
 
 pub use tls::nonce_guard;
-pub use tls::provider::{default_provider, provider_with_backends};
+pub use tls::provider::{default_provider, provider_with_backends, ProviderBuilder};
 
 /// The nine cipher suites, named as in `rustls::crypto::aws_lc_rs::cipher_suite`.
 pub mod cipher_suite {

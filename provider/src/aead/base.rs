@@ -7,7 +7,8 @@
 //! base provider's own rustls record layer does (`LessSafeKey`), and every
 //! record still goes through our record code and nonce guard, so installing
 //! rustls-fusion costs nothing there: record protection runs the same
-//! assembly the replaced provider would have run.
+//! assembly the replaced provider would have run, and by default nothing
+//! more (the stack scrub after each call is opt-in, [`Hardening`]).
 
 #[cfg(feature = "aws-lc-rs")]
 use aws_lc_rs::aead;
@@ -15,7 +16,7 @@ use aws_lc_rs::aead;
 use ring::aead;
 use zeroize::Zeroize;
 
-use super::{OpenError, NONCE_LEN, TAG_LEN};
+use super::{Hardening, OpenError, NONCE_LEN, TAG_LEN};
 
 /// The base provider's AEAD algorithms, by our names.
 #[derive(Clone, Copy, Debug)]
@@ -49,14 +50,16 @@ impl Alg {
     }
 }
 
-/// One key of the base provider's AEAD. aws-lc-rs keeps its key schedule
+/// One key of the base provider's AEAD, and whether every call scrubs the
+/// stack the base provider used ([`Hardening::scrub_base_stack`], off by
+/// default: what that code leaves is what it leaves without us). aws-lc-rs keeps its key schedule
 /// behind a pointer and cleanses it when the key is dropped (aws-lc's
 /// `OPENSSL_free`). ring keeps its key schedule inline (about 550 bytes)
 /// and does not wipe it: it is boxed (which also keeps our engine enums
 /// small) and the box is zeroed when the key is dropped. The copies both
 /// libraries leave on the stack while building a key are scrubbed by the
 /// caller (`with_backend`).
-pub(crate) struct Base(Inner, Alg);
+pub(crate) struct Base(Inner, Alg, bool);
 
 #[cfg(feature = "aws-lc-rs")]
 type Inner = aead::LessSafeKey;
@@ -67,14 +70,21 @@ impl Base {
     /// # Panics
     /// If `key` is not the algorithm's key length (callers pass typed keys).
     pub(crate) fn new(alg: Alg, key: &[u8]) -> Self {
+        let scrub = false; // until `harden`
         let key = aead::UnboundKey::new(alg.get(), key).expect("key length matches the algorithm");
         #[cfg(feature = "aws-lc-rs")]
-        return Self(aead::LessSafeKey::new(key), alg);
+        return Self(aead::LessSafeKey::new(key), alg, scrub);
         #[cfg(all(feature = "ring", not(feature = "aws-lc-rs")))]
         return Self(
             Box::new(core::mem::ManuallyDrop::new(aead::LessSafeKey::new(key))),
             alg,
+            scrub,
         );
+    }
+
+    /// Turns the per-call scrub on or off.
+    pub(crate) fn harden(&mut self, hardening: Hardening) {
+        self.2 = hardening.scrubs_base_stack();
     }
 
     pub(crate) fn seal(
@@ -93,7 +103,9 @@ impl Base {
                 buf,
             )
             .expect("message within the algorithm's length limit");
-        self.1.scrub();
+        if self.2 {
+            self.1.scrub();
+        }
         tag.as_ref().try_into().expect("16-byte tag")
     }
 
@@ -112,7 +124,9 @@ impl Base {
         let opened = self
             .0
             .open_in_place_separate_tag(nonce, aad, aead::Tag::from(*tag), buf, 0..);
-        self.1.scrub();
+        if self.2 {
+            self.1.scrub();
+        }
         match opened {
             Ok(_) => Ok(()),
             Err(_) => {

@@ -17,9 +17,9 @@ use ring::aead::quic as base_quic;
 
 #[cfg(target_arch = "x86_64")]
 use super::aes_gcm::RoundKeys;
-use super::Backend;
 #[cfg(target_arch = "x86_64")]
 use super::ChaCha20Poly1305;
+use super::{Backend, Hardening};
 
 /// Stack scrubbed after the base provider's block function.
 const SCRUB_BASE_BLOCK: usize = 1024;
@@ -51,8 +51,9 @@ pub(crate) enum BlockKey {
     /// are the block function's key).
     #[cfg(target_arch = "x86_64")]
     ChaCha20(ChaCha20Poly1305),
-    /// Boxed: the libraries keep their key schedules inline.
-    Base(Box<base_quic::HeaderProtectionKey>),
+    /// Boxed: the libraries keep their key schedules inline. The flag:
+    /// scrub the stack after each mask ([`Hardening::scrub_base_stack`]).
+    Base(Box<base_quic::HeaderProtectionKey>, bool),
 }
 
 impl BlockKey {
@@ -64,8 +65,13 @@ impl BlockKey {
     ///
     /// # Panics
     /// If `key` is not `kind.key_len()` bytes.
-    pub(crate) fn new(kind: BlockKind, key: &[u8], backend: Backend) -> Option<Self> {
-        let made = Self::make(kind, key, backend);
+    pub(crate) fn new(
+        kind: BlockKind,
+        key: &[u8],
+        backend: Backend,
+        hardening: Hardening,
+    ) -> Option<Self> {
+        let made = Self::make(kind, key, backend, hardening);
         super::scrub_stack::<{ super::SCRUB_KEY_SETUP }>();
         made
     }
@@ -73,7 +79,7 @@ impl BlockKey {
     /// Never inlined: the key's temporaries stay in frames below `new`'s,
     /// where its scrub reaches them.
     #[inline(never)]
-    fn make(kind: BlockKind, key: &[u8], backend: Backend) -> Option<Self> {
+    fn make(kind: BlockKind, key: &[u8], backend: Backend, hardening: Hardening) -> Option<Self> {
         assert_eq!(key.len(), kind.key_len(), "block key length");
         #[cfg(target_arch = "x86_64")]
         {
@@ -103,9 +109,10 @@ impl BlockKey {
             BlockKind::Aes256 => &base_quic::AES_256,
             BlockKind::ChaCha20 => &base_quic::CHACHA20,
         };
-        Some(Self::Base(Box::new(
-            base_quic::HeaderProtectionKey::new(alg, key).expect("key length checked"),
-        )))
+        Some(Self::Base(
+            Box::new(base_quic::HeaderProtectionKey::new(alg, key).expect("key length checked")),
+            hardening.scrubs_base_stack(),
+        ))
     }
 
     /// The first five bytes of the block function of each input.
@@ -124,13 +131,15 @@ impl BlockKey {
                 .engines()
                 .blocks(inputs, out)
                 .expect("an x86 engine: `new` only makes those"),
-            Self::Base(k) => {
+            Self::Base(k, scrub) => {
                 for (i, o) in inputs.iter().zip(out) {
                     *o = k.new_mask(i).expect("16-byte sample");
                 }
                 // The library's block function leaves its key and block on
-                // the stack (`tests/stack_residue.rs`).
-                super::scrub_stack::<SCRUB_BASE_BLOCK>();
+                // the stack (`tests/stack_residue.rs`), as it does without us.
+                if *scrub {
+                    super::scrub_stack::<SCRUB_BASE_BLOCK>();
+                }
             }
         }
     }

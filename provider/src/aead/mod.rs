@@ -101,6 +101,42 @@ impl fmt::Display for Backend {
     }
 }
 
+/// Hardening a key can opt into beyond what every key has.
+///
+/// Our engines always leave no key material on the stack (they scrub what
+/// they spill; `tests/stack_residue.rs`). [`Backend::Base`] runs the base
+/// provider's own code, which leaves what it leaves without rustls-fusion
+/// too (aws-lc's AES-GCM: E(K, J0) and plaintext in frames down to 2.7 KiB
+/// below the call); scrubbing that after every record costs a third of a
+/// 16-byte record's time, so it is off unless asked for here
+/// (`docs/security.md`, "Base").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Hardening {
+    scrub_base_stack: bool,
+}
+
+impl Hardening {
+    /// Nothing beyond the defaults.
+    pub const NONE: Self = Self {
+        scrub_base_stack: false,
+    };
+
+    /// On [`Backend::Base`], overwrite the stack the base provider's code
+    /// used after every seal, open and header-protection mask (2.8 KiB for
+    /// AES-GCM, 1.3 KiB for ChaCha20-Poly1305, 1 KiB for a mask). No effect
+    /// on our own engines, which always scrub what they need.
+    pub const fn scrub_base_stack(self, on: bool) -> Self {
+        Self {
+            scrub_base_stack: on,
+        }
+    }
+
+    /// Whether [`Self::scrub_base_stack`] is on.
+    pub const fn scrubs_base_stack(self) -> bool {
+        self.scrub_base_stack
+    }
+}
+
 /// Opening failed: the tag did not match the ciphertext and associated data.
 ///
 /// The buffer has been zeroed; no unauthenticated plaintext is released.
@@ -188,6 +224,9 @@ pub(crate) trait Engine: Sized + Send + Sync {
     /// Builds the key context on `backend`, or `None` if it cannot run here.
     fn new(key: &Self::Key, backend: Backend) -> Option<Self>;
 
+    /// Applies opt-in `hardening` (only `Base` has any).
+    fn harden(&mut self, hardening: Hardening);
+
     fn backend(&self) -> Backend;
 
     /// # Panics
@@ -222,20 +261,43 @@ macro_rules! aead_type {
             pub const KEY_LEN: usize = $key_len;
 
             /// Makes a key on the best backend this CPU runs.
+            #[inline(always)]
             pub fn new(key: &[u8; $key_len]) -> Self {
                 let best = Self::backends()[0];
-                Self::with_backend(key, best).expect("the best backend runs here")
+                Self::with_hardening(key, best, $crate::aead::Hardening::NONE)
+                    .expect("the best backend runs here")
             }
 
             /// Makes a key on `backend`, or `None` if this CPU cannot run it.
+            // Always inlined, as `new` is: a frame of its own above
+            // `with_hardening`'s would keep a dead copy of the key (the
+            // AES-NI key's hash powers are inline), out of the scrub's reach.
+            #[inline(always)]
             pub fn with_backend(key: &[u8; $key_len], backend: Backend) -> Option<Self> {
+                Self::with_hardening(key, backend, $crate::aead::Hardening::NONE)
+            }
+
+            /// Makes a key on `backend` with opt-in `hardening`, or `None`
+            /// if this CPU cannot run `backend`.
+            #[inline(always)]
+            pub fn with_hardening(
+                key: &[u8; $key_len],
+                backend: Backend,
+                hardening: $crate::aead::Hardening,
+            ) -> Option<Self> {
                 // Never inlined: the key's temporaries stay in frames below
                 // this one, where the scrub reaches them.
                 #[inline(never)]
-                fn make(key: &[u8; $key_len], backend: Backend) -> Option<$engine> {
-                    <$engine as $crate::aead::Engine>::new(key, backend)
+                fn make(
+                    key: &[u8; $key_len],
+                    backend: Backend,
+                    hardening: $crate::aead::Hardening,
+                ) -> Option<$name> {
+                    let mut engine = <$engine as $crate::aead::Engine>::new(key, backend)?;
+                    $crate::aead::Engine::harden(&mut engine, hardening);
+                    Some($name(engine))
                 }
-                let key = make(key, backend).map(Self);
+                let key = make(key, backend, hardening);
                 $crate::aead::scrub_stack::<{ $crate::aead::SCRUB_KEY_SETUP }>();
                 key
             }

@@ -8,7 +8,7 @@ use zeroize::{Zeroize, Zeroizing};
 use super::guard::PacketNumberGuard;
 use super::header::xor_mask;
 use super::{block_key, nonce, sample_of, Cipher, PacketAead};
-use crate::aead::{Backend, BlockKey, NONCE_LEN, TAG_LEN};
+use crate::aead::{Backend, BlockKey, Hardening, NONCE_LEN, TAG_LEN};
 use crate::nonce_guard::NonceError;
 
 /// Bytes of ciphertext sampled for header protection (RFC 9001 §5.4.2).
@@ -95,12 +95,14 @@ fn keys(
     iv: &[u8; NONCE_LEN],
     hp: &[u8],
     backend: Option<Backend>,
+    hardening: Hardening,
 ) -> Result<(PacketAead, BlockKey, Zeroizing<[u8; NONCE_LEN]>), QuicError> {
     if key.len() != cipher.key_len() || hp.len() != cipher.key_len() {
         return Err(QuicError::KeyLength);
     }
-    let aead = PacketAead::new(cipher, key, backend).ok_or(QuicError::BackendUnavailable)?;
-    let hp = block_key(cipher, hp, aead.backend());
+    let aead =
+        PacketAead::new(cipher, key, backend, hardening).ok_or(QuicError::BackendUnavailable)?;
+    let hp = block_key(cipher, hp, aead.backend(), hardening);
     Ok((aead, hp, Zeroizing::new(*iv)))
 }
 
@@ -152,16 +154,21 @@ pub struct Sealer {
 impl Sealer {
     /// From the packet key, IV and header-protection key (`"quic key"`,
     /// `"quic iv"`, `"quic hp"`), on the best backend this CPU runs.
+    // `new` and `with_backend` are always inlined: a frame of their own
+    // above `with_hardening`'s would keep a dead copy of the keys (the
+    // AES-NI key is inline), out of reach of the key-setup scrub.
+    #[inline(always)]
     pub fn new(
         cipher: Cipher,
         key: &[u8],
         iv: &[u8; NONCE_LEN],
         hp: &[u8],
     ) -> Result<Self, QuicError> {
-        Self::make(cipher, key, iv, hp, None)
+        Self::with_hardening(cipher, key, iv, hp, None, Hardening::NONE)
     }
 
     /// As [`Self::new`], on `backend`.
+    #[inline(always)]
     pub fn with_backend(
         cipher: Cipher,
         key: &[u8],
@@ -169,17 +176,20 @@ impl Sealer {
         hp: &[u8],
         backend: Backend,
     ) -> Result<Self, QuicError> {
-        Self::make(cipher, key, iv, hp, Some(backend))
+        Self::with_hardening(cipher, key, iv, hp, Some(backend), Hardening::NONE)
     }
 
-    fn make(
+    /// As [`Self::new`], on `backend` (`None`: the best this CPU runs),
+    /// with opt-in `hardening`.
+    pub fn with_hardening(
         cipher: Cipher,
         key: &[u8],
         iv: &[u8; NONCE_LEN],
         hp: &[u8],
         backend: Option<Backend>,
+        hardening: Hardening,
     ) -> Result<Self, QuicError> {
-        let (aead, hp, iv) = keys(cipher, key, iv, hp, backend)?;
+        let (aead, hp, iv) = keys(cipher, key, iv, hp, backend, hardening)?;
         let guard = PacketNumberGuard::new(&iv, 0);
         Ok(Self {
             aead,
@@ -319,17 +329,18 @@ pub struct Opener {
 impl Opener {
     /// From the packet key, IV and header-protection key, on the best
     /// backend this CPU runs.
+    #[inline(always)]
     pub fn new(
         cipher: Cipher,
         key: &[u8],
         iv: &[u8; NONCE_LEN],
         hp: &[u8],
     ) -> Result<Self, QuicError> {
-        let (aead, hp, iv) = keys(cipher, key, iv, hp, None)?;
-        Ok(Self { aead, hp, iv })
+        Self::with_hardening(cipher, key, iv, hp, None, Hardening::NONE)
     }
 
     /// As [`Self::new`], on `backend`.
+    #[inline(always)]
     pub fn with_backend(
         cipher: Cipher,
         key: &[u8],
@@ -337,7 +348,20 @@ impl Opener {
         hp: &[u8],
         backend: Backend,
     ) -> Result<Self, QuicError> {
-        let (aead, hp, iv) = keys(cipher, key, iv, hp, Some(backend))?;
+        Self::with_hardening(cipher, key, iv, hp, Some(backend), Hardening::NONE)
+    }
+
+    /// As [`Self::new`], on `backend` (`None`: the best this CPU runs),
+    /// with opt-in `hardening`.
+    pub fn with_hardening(
+        cipher: Cipher,
+        key: &[u8],
+        iv: &[u8; NONCE_LEN],
+        hp: &[u8],
+        backend: Option<Backend>,
+        hardening: Hardening,
+    ) -> Result<Self, QuicError> {
+        let (aead, hp, iv) = keys(cipher, key, iv, hp, backend, hardening)?;
         Ok(Self { aead, hp, iv })
     }
 

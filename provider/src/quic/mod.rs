@@ -52,8 +52,8 @@ pub use self::guard::{PacketNumberGuard, MAX_PACKET_NUMBER};
 pub(crate) use self::rustls::QuicAlgorithm;
 
 use crate::aead::{
-    Aes128Gcm, Aes256Gcm, Backend, BlockKey, BlockKind, ChaCha20Poly1305, OpenError, NONCE_LEN,
-    TAG_LEN,
+    Aes128Gcm, Aes256Gcm, Backend, BlockKey, BlockKind, ChaCha20Poly1305, Hardening, OpenError,
+    NONCE_LEN, TAG_LEN,
 };
 
 /// A QUIC packet-protection algorithm: the AEAD of a TLS 1.3 suite and its
@@ -123,34 +123,46 @@ impl PacketAead {
     ///
     /// # Panics
     /// If `key` is not `cipher.key_len()` bytes.
-    fn new(cipher: Cipher, key: &[u8], backend: Option<Backend>) -> Option<Self> {
+    fn new(
+        cipher: Cipher,
+        key: &[u8],
+        backend: Option<Backend>,
+        hardening: Hardening,
+    ) -> Option<Self> {
         fn make<K, T>(
             key: &[u8],
             backend: Option<Backend>,
-            new: fn(&K) -> T,
-            with: fn(&K, Backend) -> Option<T>,
+            hardening: Hardening,
+            backends: fn() -> Vec<Backend>,
+            with: fn(&K, Backend, Hardening) -> Option<T>,
         ) -> Option<T>
         where
             for<'a> &'a K: TryFrom<&'a [u8]>,
         {
             let key: &K = key.try_into().ok().expect("key length matches the cipher");
-            match backend {
-                None => Some(new(key)),
-                Some(b) => with(key, b),
-            }
+            with(key, backend.unwrap_or_else(|| backends()[0]), hardening)
         }
         Some(match cipher {
-            Cipher::Aes128Gcm => {
-                Self::Aes128(make(key, backend, Aes128Gcm::new, Aes128Gcm::with_backend)?)
-            }
-            Cipher::Aes256Gcm => {
-                Self::Aes256(make(key, backend, Aes256Gcm::new, Aes256Gcm::with_backend)?)
-            }
+            Cipher::Aes128Gcm => Self::Aes128(make(
+                key,
+                backend,
+                hardening,
+                Aes128Gcm::backends,
+                Aes128Gcm::with_hardening,
+            )?),
+            Cipher::Aes256Gcm => Self::Aes256(make(
+                key,
+                backend,
+                hardening,
+                Aes256Gcm::backends,
+                Aes256Gcm::with_hardening,
+            )?),
             Cipher::ChaCha20Poly1305 => Self::ChaCha(make(
                 key,
                 backend,
-                ChaCha20Poly1305::new,
-                ChaCha20Poly1305::with_backend,
+                hardening,
+                ChaCha20Poly1305::backends,
+                ChaCha20Poly1305::with_hardening,
             )?),
         })
     }
@@ -168,7 +180,7 @@ impl PacketAead {
     fn fuses_block(&self, block: &BlockKey) -> bool {
         let ours = !matches!(self.backend(), Backend::Base);
         match self {
-            Self::Aes128(_) | Self::Aes256(_) => ours && !matches!(block, BlockKey::Base(_)),
+            Self::Aes128(_) | Self::Aes256(_) => ours && !matches!(block, BlockKey::Base(..)),
             Self::ChaCha(_) => false,
         }
     }
@@ -255,8 +267,8 @@ fn nonce(iv: &[u8; NONCE_LEN], path_id: u32, pn: u64) -> [u8; NONCE_LEN] {
 }
 
 /// The header-protection key that goes with a packet key on `backend`.
-fn block_key(cipher: Cipher, hp: &[u8], backend: Backend) -> BlockKey {
-    BlockKey::new(cipher.block_kind(), hp, backend)
-        .or_else(|| BlockKey::new(cipher.block_kind(), hp, Backend::Base))
+fn block_key(cipher: Cipher, hp: &[u8], backend: Backend, hardening: Hardening) -> BlockKey {
+    BlockKey::new(cipher.block_kind(), hp, backend, hardening)
+        .or_else(|| BlockKey::new(cipher.block_kind(), hp, Backend::Base, hardening))
         .expect("the base provider's header protection runs everywhere")
 }

@@ -12,19 +12,20 @@ use zeroize::{Zeroize, Zeroizing};
 use super::guard::PacketNumberGuard;
 use super::header::xor_mask;
 use super::{block_key, nonce, Cipher, PacketAead, SAMPLE_LEN};
-use crate::aead::{Backend, BlockKey, NONCE_LEN, TAG_LEN};
+use crate::aead::{Backend, BlockKey, Hardening, NONCE_LEN, TAG_LEN};
 
-/// A suite's `rustls::quic::Algorithm`: which cipher, and which backend
-/// (`None`: the best this CPU runs).
+/// A suite's `rustls::quic::Algorithm`: which cipher, which backend
+/// (`None`: the best this CPU runs) and the opt-in hardening.
 #[derive(Debug)]
 pub(crate) struct QuicAlgorithm {
     pub(crate) cipher: Cipher,
     pub(crate) backend: Option<Backend>,
+    pub(crate) hardening: Hardening,
 }
 
 impl QuicAlgorithm {
     fn packet_aead(&self, key: &[u8]) -> PacketAead {
-        PacketAead::new(self.cipher, key, self.backend)
+        PacketAead::new(self.cipher, key, self.backend, self.hardening)
             .expect("forced backend was checked at provider setup")
     }
 }
@@ -49,6 +50,7 @@ impl quic::Algorithm for QuicAlgorithm {
             self.cipher,
             key.as_ref(),
             backend,
+            self.hardening,
         )))
     }
 

@@ -6,14 +6,16 @@ use rustls::{ConnectionTrafficSecrets, Error};
 use zeroize::{Zeroize, Zeroizing};
 
 use super::nonce_guard::{OpenGuard, SealGuard};
-use crate::aead::{Aes128Gcm, Aes256Gcm, Backend, ChaCha20Poly1305, NONCE_LEN, TAG_LEN};
+use crate::aead::{Aes128Gcm, Aes256Gcm, Backend, ChaCha20Poly1305, Hardening, NONCE_LEN, TAG_LEN};
 
-/// Which AEAD a suite uses, and which backend (if forced).
+/// Which AEAD a suite uses, which backend (if forced) and the opt-in
+/// hardening of its keys.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct AeadChoice {
     pub(crate) kind: AeadKind,
     /// `None`: the best backend this CPU runs.
     pub(crate) backend: Option<Backend>,
+    pub(crate) hardening: Hardening,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -77,9 +79,9 @@ impl RecordKey {
     pub(crate) fn new(choice: AeadChoice, key: &AeadKey) -> Self {
         fn make<K, T>(
             key: &[u8],
-            backend: Option<Backend>,
-            new: fn(&K) -> T,
-            with: fn(&K, Backend) -> Option<T>,
+            choice: AeadChoice,
+            backends: fn() -> Vec<Backend>,
+            with: fn(&K, Backend, Hardening) -> Option<T>,
         ) -> T
         where
             for<'a> &'a K: TryFrom<&'a [u8]>,
@@ -88,24 +90,29 @@ impl RecordKey {
                 .try_into()
                 .ok()
                 .expect("rustls passes key_len() key bytes");
-            match backend {
-                None => new(key),
-                Some(b) => with(key, b).expect("forced backend was checked at provider setup"),
-            }
+            let backend = choice.backend.unwrap_or_else(|| backends()[0]);
+            with(key, backend, choice.hardening)
+                .expect("forced backend was checked at provider setup")
         }
-        let (key, backend) = (key.as_ref(), choice.backend);
+        let key = key.as_ref();
         match choice.kind {
-            AeadKind::Aes128Gcm => {
-                Self::Aes128Gcm(make(key, backend, Aes128Gcm::new, Aes128Gcm::with_backend))
-            }
-            AeadKind::Aes256Gcm => {
-                Self::Aes256Gcm(make(key, backend, Aes256Gcm::new, Aes256Gcm::with_backend))
-            }
+            AeadKind::Aes128Gcm => Self::Aes128Gcm(make(
+                key,
+                choice,
+                Aes128Gcm::backends,
+                Aes128Gcm::with_hardening,
+            )),
+            AeadKind::Aes256Gcm => Self::Aes256Gcm(make(
+                key,
+                choice,
+                Aes256Gcm::backends,
+                Aes256Gcm::with_hardening,
+            )),
             AeadKind::ChaCha20Poly1305 => Self::ChaCha20Poly1305(make(
                 key,
-                backend,
-                ChaCha20Poly1305::new,
-                ChaCha20Poly1305::with_backend,
+                choice,
+                ChaCha20Poly1305::backends,
+                ChaCha20Poly1305::with_hardening,
             )),
         }
     }

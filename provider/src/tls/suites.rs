@@ -13,6 +13,7 @@ use rustls::crypto::{CipherSuiteCommon, KeyExchangeAlgorithm};
 use rustls::{CipherSuite, SupportedCipherSuite, Tls12CipherSuite, Tls13CipherSuite};
 
 use super::record::{AeadChoice, AeadKind};
+use crate::aead::Hardening;
 use crate::quic::{Cipher, QuicAlgorithm};
 
 const fn base13(suite: SupportedCipherSuite) -> &'static Tls13CipherSuite {
@@ -127,6 +128,7 @@ impl Recipe {
         let quic: &'static QuicAlgorithm = Box::leak(Box::new(QuicAlgorithm {
             cipher: quic_cipher(aead.kind),
             backend: aead.backend,
+            hardening: aead.hardening,
         }));
         let aead: &'static AeadChoice = Box::leak(Box::new(aead));
         match self.base {
@@ -152,14 +154,17 @@ static QUIC: [QuicAlgorithm; 3] = [
     QuicAlgorithm {
         cipher: Cipher::Aes128Gcm,
         backend: None,
+        hardening: Hardening::NONE,
     },
     QuicAlgorithm {
         cipher: Cipher::Aes256Gcm,
         backend: None,
+        hardening: Hardening::NONE,
     },
     QuicAlgorithm {
         cipher: Cipher::ChaCha20Poly1305,
         backend: None,
+        hardening: Hardening::NONE,
     },
 ];
 
@@ -174,14 +179,17 @@ const fn quic_of(kind: AeadKind) -> &'static QuicAlgorithm {
 const AES128: AeadChoice = AeadChoice {
     kind: AeadKind::Aes128Gcm,
     backend: None,
+    hardening: Hardening::NONE,
 };
 const AES256: AeadChoice = AeadChoice {
     kind: AeadKind::Aes256Gcm,
     backend: None,
+    hardening: Hardening::NONE,
 };
 const CHACHA: AeadChoice = AeadChoice {
     kind: AeadKind::ChaCha20Poly1305,
     backend: None,
+    hardening: Hardening::NONE,
 };
 
 macro_rules! suites {

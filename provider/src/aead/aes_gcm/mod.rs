@@ -15,7 +15,7 @@ mod x86_vaes512;
 
 use super::base::{self, Base};
 use super::BlockKey;
-use super::{aead_type, Backend, Engine, OpenError, NONCE_LEN, TAG_LEN};
+use super::{aead_type, Backend, Engine, Hardening, OpenError, NONCE_LEN, TAG_LEN};
 #[cfg(target_arch = "x86_64")]
 use crate::cpu::Features;
 #[cfg(target_arch = "x86_64")]
@@ -105,6 +105,12 @@ impl<const KEY_LEN: usize> Engine for AesGcm<KEY_LEN> {
             #[allow(unreachable_patterns)]
             _ => return None,
         })
+    }
+
+    fn harden(&mut self, hardening: Hardening) {
+        if let Self::Base(k) = self {
+            k.harden(hardening);
+        }
     }
 
     fn backend(&self) -> Backend {

@@ -23,7 +23,7 @@ mod x86_avx512_ifma;
 mod x86_ssse3;
 
 use super::base::{self, Base};
-use super::{aead_type, Backend, Engine, OpenError, NONCE_LEN, TAG_LEN};
+use super::{aead_type, Backend, Engine, Hardening, OpenError, NONCE_LEN, TAG_LEN};
 #[cfg(target_arch = "x86_64")]
 use crate::cpu::Features;
 
@@ -113,6 +113,12 @@ impl Engine for Engines {
             #[cfg(target_arch = "x86_64")]
             Backend::X86Ssse3 => x86_ssse3::Key::new(key).map(Self::Ssse3),
             _ => None,
+        }
+    }
+
+    fn harden(&mut self, hardening: Hardening) {
+        if let Self::Base(k) = self {
+            k.harden(hardening);
         }
     }
 
