@@ -6,6 +6,7 @@
 //! exactly what sealing its plaintext under its header and packet number
 //! gives (the fuzzer's own bytes may be a genuine packet for another packet
 //! number, which must open), and a mutated genuine packet never opens.
+//! Arbitrary offsets, near `usize::MAX` too, are refused without a panic.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -87,6 +88,19 @@ fuzz_target!(|data: &[u8]| {
                 .iter()
                 .all(|&b| b == 0)),
         }
+    }
+
+    // Offsets a stack may take from a peer's length fields, near
+    // `usize::MAX` too: an error, never a panic.
+    if let Some(&o) = mutations.get(7) {
+        let offset = match o {
+            0x80.. => usize::MAX - usize::from(o & 0x7f),
+            _ => usize::from(o),
+        };
+        let mut p = received.clone();
+        let _ = opener.unprotect_header(&mut p, offset);
+        let _ = opener.open_packet(&mut p, offset, pn);
+        let _ = sealer.seal_packet(&mut p, offset, pn + 1);
     }
 
     // rustls's objects, Initial keys for a connection id from the fuzzer.

@@ -827,3 +827,175 @@ fn standalone_refusals_change_nothing() {
     );
     assert_eq!(tiny, [0x41, 0, 1, 2, 3]);
 }
+
+/// Offsets near `usize::MAX` (a stack may take them from a peer's length
+/// fields) are refused with an error on every entry point, never a panic
+/// or a wrapped sum, in debug and release builds alike.
+#[test]
+fn offsets_at_usize_max_are_refused() {
+    let (key, iv, hp) = ([7u8; 32], [9u8; 12], [5u8; 32]);
+    for cipher in [
+        Cipher::Aes128Gcm,
+        Cipher::Aes256Gcm,
+        Cipher::ChaCha20Poly1305,
+    ] {
+        let (key, hp) = (&key[..cipher.key_len()], &hp[..cipher.key_len()]);
+        for backend in backends(cipher) {
+            let sealer = Sealer::with_backend(cipher, key, &iv, hp, backend).unwrap();
+            let opener = Opener::with_backend(cipher, key, &iv, hp, backend).unwrap();
+            for offset in [
+                usize::MAX,
+                usize::MAX - 1,
+                usize::MAX - 3,
+                usize::MAX - 4,
+                usize::MAX - 7,
+                usize::MAX - 15,
+                usize::MAX - 19,
+                usize::MAX - 20,
+            ] {
+                let mut packet = [0x43u8; 64];
+                assert_eq!(
+                    opener.unprotect_header(&mut packet, offset),
+                    Err(QuicError::PacketTooShort),
+                    "{cipher:?} {backend} unprotect_header at {offset:#x}"
+                );
+                assert_eq!(
+                    opener.open_packet(&mut packet, offset, 0).map(|_| ()),
+                    Err(QuicError::PacketTooShort),
+                    "{cipher:?} {backend} open_packet at {offset:#x}"
+                );
+                assert_eq!(
+                    sealer.seal_packet(&mut packet, offset, 0),
+                    Err(QuicError::PacketTooShort),
+                    "{cipher:?} {backend} seal_packet at {offset:#x}"
+                );
+                let mut outs = [OutPacket {
+                    packet: &mut packet,
+                    pn_offset: offset,
+                    pn: 0,
+                }];
+                assert_eq!(
+                    sealer.seal_batch(&mut outs),
+                    Err(QuicError::PacketTooShort),
+                    "{cipher:?} {backend} seal_batch at {offset:#x}"
+                );
+                let mut ins = [InPacket {
+                    packet: &mut packet,
+                    pn_offset: offset,
+                }];
+                let mut out = [Ok(rustls_fusion::quic::HeaderInfo {
+                    pn_len: 0,
+                    truncated_pn: 0,
+                    header_len: 0,
+                })];
+                opener.unprotect_headers(&mut ins, &mut out);
+                assert_eq!(
+                    out[0],
+                    Err(QuicError::PacketTooShort),
+                    "{cipher:?} {backend}"
+                );
+            }
+        }
+    }
+}
+
+/// RFC 9001 §6.6's limits, opt-in on the standalone API: a sealer refuses
+/// past its packet limit (a refusal changes nothing, the guard included),
+/// an opener counts failures and refuses once its limit is reached.
+#[test]
+fn standalone_usage_limits() {
+    assert_eq!(Cipher::Aes128Gcm.confidentiality_limit(), 1 << 23);
+    assert_eq!(Cipher::ChaCha20Poly1305.integrity_limit(), 1 << 36);
+    let (key, iv, hp) = ([1u8; 16], [2u8; 12], [3u8; 16]);
+    for backend in backends(Cipher::Aes128Gcm) {
+        let sealer = Sealer::with_backend(Cipher::Aes128Gcm, &key, &iv, &hp, backend)
+            .unwrap()
+            .limit_packets(3);
+        let fresh = |pn: u8| {
+            let mut p = vec![0x41, 0, pn];
+            p.extend([0xaa; 40]);
+            p
+        };
+        let mut sealed = Vec::new();
+        for pn in 1..=2u8 {
+            let mut p = fresh(pn);
+            sealer.seal_packet(&mut p, 1, pn.into()).unwrap();
+            sealed.push(p);
+        }
+        // Two more in a batch pass the limit: refused whole, nothing changes.
+        let (mut a, mut b) = (fresh(3), fresh(4));
+        let batch = sealer.seal_batch(&mut [
+            OutPacket {
+                packet: &mut a,
+                pn_offset: 1,
+                pn: 3,
+            },
+            OutPacket {
+                packet: &mut b,
+                pn_offset: 1,
+                pn: 4,
+            },
+        ]);
+        assert_eq!(batch, Err(QuicError::ConfidentialityLimit), "{backend}");
+        assert_eq!((a, b), (fresh(3), fresh(4)));
+        assert_eq!(
+            (sealer.packets_sealed(), sealer.next_packet_number()),
+            (2, 3)
+        );
+        let mut p = fresh(3);
+        sealer.seal_packet(&mut p, 1, 3).unwrap();
+        let mut over = fresh(4);
+        assert_eq!(
+            sealer.seal_packet(&mut over, 1, 4),
+            Err(QuicError::ConfidentialityLimit)
+        );
+        assert_eq!((over, sealer.next_packet_number()), (fresh(4), 4));
+        // A refusal by the guard gives its packet back to the limit.
+        let two = Sealer::with_backend(Cipher::Aes128Gcm, &key, &iv, &hp, backend)
+            .unwrap()
+            .limit_packets(2);
+        let mut q = fresh(1);
+        two.seal_packet(&mut q, 1, 1).unwrap();
+        let mut repeat = fresh(1);
+        assert_eq!(
+            two.seal_packet(&mut repeat, 1, 1),
+            Err(QuicError::Nonce(NonceError::Repeated))
+        );
+        assert_eq!(two.packets_sealed(), 1);
+        let mut q = fresh(2);
+        two.seal_packet(&mut q, 1, 2).unwrap();
+        assert_eq!(two.packets_sealed(), 2);
+
+        let opener = Opener::with_backend(Cipher::Aes128Gcm, &key, &iv, &hp, backend)
+            .unwrap()
+            .limit_failures(2);
+        for _ in 0..2 {
+            let mut forged = sealed[0].clone();
+            let n = forged.len();
+            forged[n - 1] ^= 1;
+            let h = opener.unprotect_header(&mut forged, 1).unwrap();
+            assert_eq!(
+                opener.open_packet(&mut forged, h.header_len, 1).map(|_| ()),
+                Err(QuicError::Authentication)
+            );
+        }
+        assert_eq!(opener.failed_opens(), 2);
+        let mut good = sealed[1].clone();
+        let h = opener.unprotect_header(&mut good, 1).unwrap();
+        assert_eq!(
+            opener.open_packet(&mut good, h.header_len, 2).map(|_| ()),
+            Err(QuicError::IntegrityLimit),
+            "{backend}"
+        );
+        assert!(
+            good[h.header_len..].iter().all(|&x| x == 0),
+            "nothing opened"
+        );
+        // Without a limit, failures are counted and opens go on.
+        let counting = Opener::with_backend(Cipher::Aes128Gcm, &key, &iv, &hp, backend).unwrap();
+        let mut good = sealed[1].clone();
+        let h = counting.unprotect_header(&mut good, 1).unwrap();
+        assert!(counting.open_packet(&mut good, h.header_len, 2).is_ok());
+        assert_eq!(counting.failed_opens(), 0);
+    }
+}

@@ -269,9 +269,8 @@ macro_rules! aead_type {
             }
 
             /// Makes a key on `backend`, or `None` if this CPU cannot run it.
-            // Always inlined, as `new` is: a frame of its own above
-            // `with_hardening`'s would keep a dead copy of the key (the
-            // AES-NI key's hash powers are inline), out of the scrub's reach.
+            // Always inlined, as `new` is: the key is built and the stack
+            // scrubbed in `with_hardening`, with no frame of ours above it.
             #[inline(always)]
             pub fn with_backend(key: &[u8; $key_len], backend: Backend) -> Option<Self> {
                 Self::with_hardening(key, backend, $crate::aead::Hardening::NONE)

@@ -7,6 +7,7 @@ use zeroize::{Zeroize, Zeroizing};
 
 use super::guard::PacketNumberGuard;
 use super::header::xor_mask;
+use super::limits::Budget;
 use super::{block_key, nonce, sample_of, Cipher, PacketAead};
 use crate::aead::{Backend, BlockKey, Hardening, NONCE_LEN, TAG_LEN};
 use crate::nonce_guard::NonceError;
@@ -36,6 +37,14 @@ pub enum QuicError {
     Nonce(NonceError),
     /// The packet did not authenticate; its payload was zeroed.
     Authentication,
+    /// Sealing would pass the packet limit set with
+    /// [`Sealer::limit_packets`] (RFC 9001 §6.6's confidentiality limit):
+    /// a key update is due. Nothing was sealed.
+    ConfidentialityLimit,
+    /// The failed-open limit set with [`Opener::limit_failures`] (RFC 9001
+    /// §6.6's integrity limit) is reached: the connection must close.
+    /// Nothing was opened.
+    IntegrityLimit,
 }
 
 impl fmt::Display for QuicError {
@@ -49,6 +58,8 @@ impl fmt::Display for QuicError {
             }
             Self::Nonce(e) => write!(f, "packet number refused: {e}"),
             Self::Authentication => f.write_str("QUIC packet authentication failed"),
+            Self::ConfidentialityLimit => f.write_str("packet limit of this key reached"),
+            Self::IntegrityLimit => f.write_str("failed-open limit of this key reached"),
         }
     }
 }
@@ -119,11 +130,19 @@ struct Layout {
 fn layout(packet: &[u8], pn_offset: usize, pn: u64) -> Result<Layout, QuicError> {
     let first = *packet.first().ok_or(QuicError::PacketTooShort)?;
     let pn_len = usize::from(first & 3) + 1;
-    let header_len = pn_offset + pn_len;
-    if pn_offset == 0
-        || packet.len() < header_len + TAG_LEN
-        || packet.len() < pn_offset + 4 + SAMPLE_LEN
-    {
+    // Checked sums: `pn_offset` may come from a peer's length fields, and a
+    // wrapped sum would pass the length checks below.
+    let ends = pn_offset.checked_add(pn_len).and_then(|header_len| {
+        Some((
+            header_len,
+            header_len.checked_add(TAG_LEN)?,
+            pn_offset.checked_add(4 + SAMPLE_LEN)?,
+        ))
+    });
+    let Some((header_len, tag_end, sample_end)) = ends else {
+        return Err(QuicError::PacketTooShort);
+    };
+    if pn_offset == 0 || packet.len() < tag_end || packet.len() < sample_end {
         return Err(QuicError::PacketTooShort);
     }
     // Compared without an early exit: the bytes are the low pn_len bytes of
@@ -149,14 +168,14 @@ pub struct Sealer {
     hp: BlockKey,
     iv: Zeroizing<[u8; NONCE_LEN]>,
     guard: PacketNumberGuard,
+    sealed: Budget,
 }
 
 impl Sealer {
     /// From the packet key, IV and header-protection key (`"quic key"`,
     /// `"quic iv"`, `"quic hp"`), on the best backend this CPU runs.
-    // `new` and `with_backend` are always inlined: a frame of their own
-    // above `with_hardening`'s would keep a dead copy of the keys (the
-    // AES-NI key is inline), out of reach of the key-setup scrub.
+    // `new` and `with_backend` are always inlined: the keys are built in
+    // `with_hardening`, with no frame of ours above it.
     #[inline(always)]
     pub fn new(
         cipher: Cipher,
@@ -196,7 +215,21 @@ impl Sealer {
             hp,
             iv,
             guard,
+            sealed: Budget::unlimited(),
         })
+    }
+
+    /// Refuses to seal more than `max` packets with this key
+    /// ([`QuicError::ConfidentialityLimit`]); RFC 9001 §6.6's limit for the
+    /// cipher is [`Cipher::confidentiality_limit`]. Off by default.
+    pub fn limit_packets(mut self, max: u64) -> Self {
+        self.sealed.set_limit(max);
+        self
+    }
+
+    /// Packets sealed with this key so far.
+    pub fn packets_sealed(&self) -> u64 {
+        self.sealed.used()
     }
 
     /// The backend the packet key runs on.
@@ -223,15 +256,15 @@ impl Sealer {
     ) -> Result<(), QuicError> {
         let at = layout(packet, pn_offset, pn)?;
         let nonce = nonce(&self.iv, 0, pn);
-        self.guard.check(&nonce).map_err(QuicError::Nonce)?;
+        self.sealed
+            .take(1)
+            .map_err(|()| QuicError::ConfidentialityLimit)?;
+        if let Err(e) = self.guard.check(&nonce) {
+            self.sealed.give_back(1);
+            return Err(QuicError::Nonce(e));
+        }
         let mut mask = self.seal_one(packet, &at, &nonce);
-        let (first, rest) = packet.split_at_mut(1);
-        xor_mask(
-            &mask,
-            &mut first[0],
-            &mut rest[pn_offset - 1..at.header_len - 1],
-            true,
-        );
+        protect(packet, pn_offset, &mask);
         mask.zeroize();
         Ok(())
     }
@@ -257,35 +290,44 @@ impl Sealer {
         for p in packets.iter() {
             layout(p.packet, p.pn_offset, p.pn)?;
         }
-        self.guard
-            .check_batch(packets.iter().map(|p| nonce(&self.iv, 0, p.pn)))
-            .map_err(QuicError::Nonce)?;
+        // One nonce per packet, computed once: the guard checks exactly the
+        // nonces the seals below use.
+        let nonces: Vec<[u8; NONCE_LEN]> =
+            packets.iter().map(|p| nonce(&self.iv, 0, p.pn)).collect();
+        let n = u64::try_from(nonces.len()).unwrap_or(u64::MAX);
+        self.sealed
+            .take(n)
+            .map_err(|()| QuicError::ConfidentialityLimit)?;
+        if let Err(e) = self.guard.check_batch(nonces.iter().copied()) {
+            self.sealed.give_back(n);
+            return Err(QuicError::Nonce(e));
+        }
         // Samples are ciphertext (public); the masks are wiped after use.
         let mut samples = [[0u8; SAMPLE_LEN]; MASK_BATCH];
         let mut masks = [[0u8; 5]; MASK_BATCH];
-        let mut header_lens = [0usize; MASK_BATCH];
         // On the AES-GCM engines each packet's mask rides in its own last
         // AES pass (measured faster than sealing plainly and running the
         // masks in one ECB pass afterwards); the other engines seal the
         // batch, then compute all its masks in one pass.
         let fused = self.aead.fuses_block(&self.hp);
-        for chunk in packets.chunks_mut(MASK_BATCH) {
-            for (((p, sample), header_len), mask) in chunk
+        for (chunk, nonces) in packets
+            .chunks_mut(MASK_BATCH)
+            .zip(nonces.chunks(MASK_BATCH))
+        {
+            for (((p, nonce), sample), mask) in chunk
                 .iter_mut()
+                .zip(nonces)
                 .zip(samples.iter_mut())
-                .zip(header_lens.iter_mut())
                 .zip(masks.iter_mut())
             {
                 let at = layout(p.packet, p.pn_offset, p.pn).expect("checked above");
-                let nonce = nonce(&self.iv, 0, p.pn);
-                *header_len = at.header_len;
                 if fused {
-                    *mask = self.seal_one(p.packet, &at, &nonce);
+                    *mask = self.seal_one(p.packet, &at, nonce);
                     continue;
                 }
                 let (header, rest) = p.packet.split_at_mut(at.header_len);
                 let (payload, tag_room) = rest.split_at_mut(rest.len() - TAG_LEN);
-                let tag = self.aead.seal(&nonce, header, payload);
+                let tag = self.aead.seal(nonce, header, payload);
                 tag_room.copy_from_slice(&tag);
                 *sample = sample_of(payload, &tag, at.sample_at);
             }
@@ -293,14 +335,8 @@ impl Sealer {
             if !fused {
                 self.hp.apply(&samples[..n], &mut masks[..n]);
             }
-            for ((p, mask), &header_len) in chunk.iter_mut().zip(&masks).zip(&header_lens) {
-                let (first, rest) = p.packet.split_at_mut(1);
-                xor_mask(
-                    mask,
-                    &mut first[0],
-                    &mut rest[p.pn_offset - 1..header_len - 1],
-                    true,
-                );
+            for (p, mask) in chunk.iter_mut().zip(&masks) {
+                protect(p.packet, p.pn_offset, mask);
             }
             masks[..n].iter_mut().for_each(Zeroize::zeroize);
         }
@@ -324,6 +360,7 @@ pub struct Opener {
     aead: PacketAead,
     hp: BlockKey,
     iv: Zeroizing<[u8; NONCE_LEN]>,
+    failed: Budget,
 }
 
 impl Opener {
@@ -362,7 +399,26 @@ impl Opener {
         hardening: Hardening,
     ) -> Result<Self, QuicError> {
         let (aead, hp, iv) = keys(cipher, key, iv, hp, backend, hardening)?;
-        Ok(Self { aead, hp, iv })
+        Ok(Self {
+            aead,
+            hp,
+            iv,
+            failed: Budget::unlimited(),
+        })
+    }
+
+    /// Refuses to open once `max` packets have failed to authenticate
+    /// ([`QuicError::IntegrityLimit`]: the connection must close); RFC 9001
+    /// §6.6's limit for the cipher is [`Cipher::integrity_limit`]. Off by
+    /// default; failures are counted either way.
+    pub fn limit_failures(mut self, max: u64) -> Self {
+        self.failed.set_limit(max);
+        self
+    }
+
+    /// Packets that failed to authenticate under this key so far.
+    pub fn failed_opens(&self) -> u64 {
+        self.failed.used()
     }
 
     /// The backend the packet key runs on.
@@ -438,7 +494,16 @@ impl Opener {
         header_len: usize,
         pn: u64,
     ) -> Result<&'a mut [u8], QuicError> {
-        if packet.len() < header_len + TAG_LEN {
+        if self.failed.exhausted() {
+            if let Some(rest) = packet.get_mut(header_len..) {
+                rest.zeroize();
+            }
+            return Err(QuicError::IntegrityLimit);
+        }
+        if header_len
+            .checked_add(TAG_LEN)
+            .is_none_or(|end| packet.len() < end)
+        {
             if let Some(rest) = packet.get_mut(header_len..) {
                 rest.zeroize();
             }
@@ -451,6 +516,8 @@ impl Opener {
         let nonce = nonce(&self.iv, 0, pn);
         if self.aead.open(&nonce, header, payload, &tag_bytes).is_err() {
             tag.zeroize();
+            // Counted, never refused here: the limit applies to later opens.
+            self.failed.count_one();
             return Err(QuicError::Authentication);
         }
         Ok(payload)
@@ -465,10 +532,27 @@ impl fmt::Debug for Opener {
     }
 }
 
+/// Applies header protection with `mask`: the first byte's protected bits
+/// and the packet-number bytes it encodes, through a fixed four-byte window
+/// so that the work does not depend on the packet-number length (RFC 9001
+/// §9.5; bytes past it keep their values). The packet holds its sample
+/// (`layout` checked), so four bytes follow `pn_offset`.
+fn protect(packet: &mut [u8], pn_offset: usize, mask: &[u8; 5]) {
+    let (first, rest) = packet.split_at_mut(1);
+    xor_mask(
+        mask,
+        &mut first[0],
+        &mut rest[pn_offset - 1..pn_offset + 3],
+        true,
+    );
+}
+
 /// The sample of a received packet (RFC 9001 §5.4.2: at `pn_offset + 4`).
 fn sample_at(packet: &[u8], pn_offset: usize) -> Result<[u8; SAMPLE_LEN], QuicError> {
-    let at = pn_offset + 4;
-    match packet.get(at..at + SAMPLE_LEN) {
+    let sample = pn_offset
+        .checked_add(4)
+        .and_then(|at| packet.get(at..at.checked_add(SAMPLE_LEN)?));
+    match sample {
         Some(s) if pn_offset > 0 => Ok(s.try_into().expect("16 bytes")),
         _ => Err(QuicError::PacketTooShort),
     }

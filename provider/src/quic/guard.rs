@@ -21,6 +21,8 @@
 
 use core::sync::atomic::{AtomicU64, Ordering};
 
+use zeroize::Zeroize;
+
 use crate::aead::NONCE_LEN;
 use crate::nonce_guard::NonceError;
 
@@ -28,8 +30,9 @@ use crate::nonce_guard::NonceError;
 /// 2⁶²−1 it must close the connection instead).
 pub const MAX_PACKET_NUMBER: u64 = (1 << 62) - 2;
 
-/// Seal-side guard for one QUIC packet key on one path.
-#[derive(Debug)]
+/// Seal-side guard for one QUIC packet key on one path. Its IV-derived
+/// fields are wiped when it is dropped and left out of `Debug`, as the TLS
+/// guard's are.
 pub struct PacketNumberGuard {
     fixed: [u8; 4],
     mask: u64,
@@ -133,5 +136,20 @@ impl PacketNumberGuard {
     /// The lowest packet number the next packet may use.
     pub fn next_packet_number(&self) -> u64 {
         self.next.load(Ordering::Acquire)
+    }
+}
+
+impl Drop for PacketNumberGuard {
+    fn drop(&mut self) {
+        self.fixed.zeroize();
+        self.mask.zeroize();
+    }
+}
+
+impl core::fmt::Debug for PacketNumberGuard {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("PacketNumberGuard")
+            .field("next_packet_number", &self.next_packet_number())
+            .finish_non_exhaustive()
     }
 }

@@ -45,6 +45,7 @@
 mod fused;
 mod guard;
 mod header;
+mod limits;
 mod rustls;
 
 pub use self::fused::{HeaderInfo, InPacket, Opener, OutPacket, QuicError, Sealer, SAMPLE_LEN};
@@ -94,16 +95,18 @@ impl Cipher {
         }
     }
 
-    /// Packets per key before a key update is due (RFC 9001 §6.6).
-    pub(crate) fn confidentiality_limit(self) -> u64 {
+    /// Packets per key before a key update is due (RFC 9001 §6.6), for
+    /// [`Sealer::limit_packets`] (`u64::MAX`: none for ChaCha20-Poly1305).
+    pub fn confidentiality_limit(self) -> u64 {
         match self {
             Self::Aes128Gcm | Self::Aes256Gcm => 1 << 23,
             Self::ChaCha20Poly1305 => u64::MAX,
         }
     }
 
-    /// Failed opens per connection before it must close (RFC 9001 §6.6).
-    pub(crate) fn integrity_limit(self) -> u64 {
+    /// Failed opens per key before the connection must close (RFC 9001
+    /// §6.6), for [`Opener::limit_failures`].
+    pub fn integrity_limit(self) -> u64 {
         match self {
             Self::Aes128Gcm | Self::Aes256Gcm => 1 << 52,
             Self::ChaCha20Poly1305 => 1 << 36,
