@@ -1371,25 +1371,45 @@ unsafe fn batch<
             *xj = ctr.add_ctr((j * V::BLOCKS) as i32).bswap().xor(k0);
         }
         let mut sum = Acc::<V>::new();
-        for r in 1..NR {
-            // A seal that does not hoist loads each round key where it is used,
-            // through an opaque pointer: loaded early, the first round keys were
-            // spilled and left on the stack. (An open's did not spill; the
-            // opaque pointer cost its ymm loop 6 %.)
-            let k = if HOIST || OPEN {
-                V::broadcast(key.rk[r].as_ptr())
-            } else {
-                V::broadcast(core::hint::black_box(&key.rk)[r].as_ptr())
-            };
-            for xj in x.iter_mut().take(regs) {
-                *xj = xj.aesenc(k);
-            }
-            // One hash step per round, last register first, so the running
-            // value `acc` joins last.
-            if let Some((h, hash_regs)) = hash {
-                if r <= hash_regs {
-                    ghash_step(key, &mut sum, h, hash_regs - r, hash_regs, acc);
+        // (A macro, not a closure: a closure does not get the caller's
+        // target features.)
+        macro_rules! round {
+            ($r:expr) => {{
+                let r: usize = $r;
+                // A seal that does not hoist loads each round key where it is
+                // used, through an opaque pointer: loaded early, the first
+                // round keys were spilled and left on the stack. (An open's
+                // did not spill; the opaque pointer cost its ymm loop 6 %.)
+                let k = if HOIST || OPEN {
+                    V::broadcast(key.rk[r].as_ptr())
+                } else {
+                    V::broadcast(core::hint::black_box(&key.rk)[r].as_ptr())
+                };
+                for xj in x.iter_mut().take(regs) {
+                    *xj = xj.aesenc(k);
                 }
+                // One hash step per round, last register first, so the
+                // running value `acc` joins last.
+                if let Some((h, hash_regs)) = hash {
+                    if r <= hash_regs {
+                        ghash_step(key, &mut sum, h, hash_regs - r, hash_regs, acc);
+                    }
+                }
+            }};
+        }
+        if V::BLOCKS == 2 && HOIST {
+            // Unrolled for the ymm seals that hoist their keys (4 KiB and
+            // up): as a loop, LLVM kept their rounds a run-time loop, with
+            // its counter, branches and the running sums reloaded every
+            // round. Opens, shorter seals and zmm seals measured slower
+            // unrolled (docs/decisions.md, "Round loop").
+            macro_rules! rounds {
+                ($($r:literal)*) => { $( if $r < NR { round!($r); } )* };
+            }
+            rounds!(1 2 3 4 5 6 7 8 9 10 11 12 13);
+        } else {
+            for r in 1..NR {
+                round!(r);
             }
         }
         if let Some((h, hash_regs)) = hash {
