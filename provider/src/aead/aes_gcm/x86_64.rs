@@ -62,6 +62,10 @@ pub(super) fn scrub_batches(n: usize, top: usize, bottom: usize) {
 /// Most registers of AES state in one batch.
 const MAX_REGS: usize = 8;
 
+/// Opens of at least this many bytes of whole batches make the ymm
+/// Karatsuba halves once per record (`open_batches`).
+const HALVES_FROM: usize = 768;
+
 /// Per-key precomputation for lane type `V` and `NR` AES rounds, built once
 /// in its final allocation; zeroized on drop.
 ///
@@ -1334,6 +1338,7 @@ unsafe fn crypt_tail(
 /// valid for `regs * V::BLOCKS * 16` bytes (they may be equal), and so is
 /// the hashed batch, `hash.0`, for `hash.1` registers; `regs <= MAX_REGS`.
 #[inline(always)]
+#[allow(clippy::too_many_arguments)] // always inlined; each is a loop-invariant or the cursor
 unsafe fn batch<
     V: Lanes,
     const NR: usize,
@@ -1349,6 +1354,7 @@ unsafe fn batch<
     regs: usize,
     hash: Option<(*const u8, usize)>,
     acc: __m128i,
+    halves: Option<*const V>,
 ) -> __m128i {
     // SAFETY: the CPU has the module's and `V`'s features, and `input`, `output` and the hashed
     // batch are valid for `regs * V::BLOCKS * 16` bytes (this fn's contract): every offset
@@ -1392,7 +1398,7 @@ unsafe fn batch<
                 // running value `acc` joins last.
                 if let Some((h, hash_regs)) = hash {
                     if r <= hash_regs {
-                        ghash_step(key, &mut sum, h, hash_regs - r, hash_regs, acc);
+                        ghash_step(key, &mut sum, h, hash_regs - r, hash_regs, acc, halves);
                     }
                 }
             }};
@@ -1414,7 +1420,7 @@ unsafe fn batch<
         }
         if let Some((h, hash_regs)) = hash {
             for j in NR..=hash_regs {
-                ghash_step(key, &mut sum, h, hash_regs - j, hash_regs, acc);
+                ghash_step(key, &mut sum, h, hash_regs - j, hash_regs, acc, halves);
             }
         }
         let klast = V::broadcast(key.rk[NR].as_ptr());
@@ -1449,6 +1455,7 @@ unsafe fn ghash_step<V: Lanes, const NR: usize, const P: usize, const X: usize>(
     j: usize,
     regs: usize,
     acc: __m128i,
+    halves: Option<*const V>,
 ) {
     // SAFETY: `h` is valid for `regs * V::BLOCKS * 16` bytes and `j < regs` (this fn's
     // contract), so the load at `j * V::BLOCKS * 16` is in bounds; `power` asserts its
@@ -1459,6 +1466,10 @@ unsafe fn ghash_step<V: Lanes, const NR: usize, const P: usize, const X: usize>(
             d = d.xor(V::from_first(acc));
         }
         let (p, px) = key.power::<V>((regs - j) * V::BLOCKS);
+        let px = match halves {
+            Some(hx) => hx.add(j).read(),
+            None => px,
+        };
         sum.mul_add(d, p, px);
     }
 }
@@ -1490,8 +1501,9 @@ unsafe fn seal_one<V: Lanes, const NR: usize, const P: usize, const X: usize, co
     // written.
     unsafe {
         let out = buf.add(cur.off);
-        cur.acc =
-            batch::<_, NR, P, X, false, HOIST>(key, cur.ctr, input, out, regs, *prev, cur.acc);
+        cur.acc = batch::<_, NR, P, X, false, HOIST>(
+            key, cur.ctr, input, out, regs, *prev, cur.acc, None,
+        );
         cur.ctr = cur.ctr.add_ctr((regs * V::BLOCKS) as i32);
         *prev = Some((out, regs));
         cur.off += regs * V::BLOCKS * 16;
@@ -1557,7 +1569,7 @@ unsafe fn seal_batches<
         if let Some((last, regs)) = prev {
             let mut sum = Acc::<V>::new();
             for j in 0..regs {
-                ghash_step(key, &mut sum, last, j, regs, cur.acc);
+                ghash_step(key, &mut sum, last, j, regs, cur.acc, None);
             }
             cur.acc = sum.finish();
         }
@@ -1579,13 +1591,22 @@ unsafe fn open_one<V: Lanes, const NR: usize, const P: usize, const X: usize>(
     cur: &mut Cursor<V>,
     regs: usize,
     buf: *mut u8,
+    halves: Option<*const V>,
 ) {
     // SAFETY: `buf + cur.off` is valid for the batch's `regs * V::BLOCKS * 16` bytes (this fn's
     // contract).
     unsafe {
         let p = buf.add(cur.off);
-        cur.acc =
-            batch::<_, NR, P, X, true, false>(key, cur.ctr, p, p, regs, Some((p, regs)), cur.acc);
+        cur.acc = batch::<_, NR, P, X, true, false>(
+            key,
+            cur.ctr,
+            p,
+            p,
+            regs,
+            Some((p, regs)),
+            cur.acc,
+            halves.filter(|_| regs == V::REGS),
+        );
         cur.ctr = cur.ctr.add_ctr((regs * V::BLOCKS) as i32);
         cur.off += regs * V::BLOCKS * 16;
     }
@@ -1616,11 +1637,28 @@ unsafe fn open_batches<V: Lanes, const NR: usize, const P: usize, const X: usize
             acc,
             off: 0,
         };
+        // The ymm open hashes from the Karatsuba halves of its powers made
+        // once per record, read from the stack as memory operands (the key
+        // keeps only the powers; made per batch they cost 16 of its ~210
+        // vector instructions). The frame is scrubbed after the record.
+        let mut hx = [V::zero(); MAX_REGS];
+        let halves = if V::BLOCKS == 2 && end >= HALVES_FROM {
+            for (j, hj) in hx.iter_mut().enumerate().take(V::REGS) {
+                let (h, _) = key.power::<V>((V::REGS - j) * V::BLOCKS);
+                *hj = h.xor(h.swap_halves());
+            }
+            Some(core::hint::black_box(hx.as_ptr()))
+        } else {
+            None
+        };
         while cur.off < end {
-            open_one(key, &mut cur, V::REGS, buf);
+            open_one(key, &mut cur, V::REGS, buf, halves);
         }
         if half {
-            open_one(key, &mut cur, V::REGS / 2, buf);
+            open_one(key, &mut cur, V::REGS / 2, buf, None);
+        }
+        for v in hx.iter_mut() {
+            core::ptr::write_volatile(v, V::zero());
         }
         (
             _mm_add_epi32(ctr, _mm_set_epi32(0, 0, 0, (cur.off / 16) as i32)),
