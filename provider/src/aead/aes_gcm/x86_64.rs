@@ -66,6 +66,10 @@ const MAX_REGS: usize = 8;
 /// Karatsuba halves once per record (`open_batches`).
 const HALVES_FROM: usize = 768;
 
+/// Opens of at least this many bytes of whole batches hash with schoolbook
+/// products where the lane type prefers them (`Lanes::KARATSUBA`).
+const SCHOOLBOOK_OPEN_FROM: usize = 4096;
+
 /// Per-key precomputation for lane type `V` and `NR` AES rounds, built once
 /// in its final allocation; zeroized on drop.
 ///
@@ -116,6 +120,11 @@ pub(super) unsafe trait Lanes: Copy {
     /// engine 8–11 % at 8–16 KiB; there the spills cost less to scrub
     /// (`SCRUB_HOISTED` bytes after the call) than the reloads.
     const HOIST_SEAL_FROM: usize;
+    /// GHASH products by Karatsuba (three carry-less multiplies a block,
+    /// the halves' XOR made per use) or schoolbook (four, no halves): the
+    /// zmm engine, whose XORs fuse three ways, measured faster schoolbook
+    /// (docs/decisions.md, "GHASH products").
+    const KARATSUBA: bool = true;
     unsafe fn loadu(p: *const u8) -> Self;
     unsafe fn storeu(self, p: *mut u8);
     /// The 16 bytes at `p` in every lane.
@@ -131,6 +140,10 @@ pub(super) unsafe trait Lanes: Copy {
     unsafe fn aesenclast(self, k: Self) -> Self;
     unsafe fn clmul_lo(self, b: Self) -> Self;
     unsafe fn clmul_hi(self, b: Self) -> Self;
+    /// `self.lo · b.hi` per lane (imm 0x10), for schoolbook products.
+    unsafe fn clmul_lo_hi(self, b: Self) -> Self;
+    /// `self.hi · b.lo` per lane (imm 0x01), for schoolbook products.
+    unsafe fn clmul_hi_lo(self, b: Self) -> Self;
     /// Reverses the bytes of each 128-bit lane.
     unsafe fn bswap(self) -> Self;
     /// Swaps the 64-bit halves of each lane.
@@ -211,6 +224,18 @@ unsafe impl Lanes for __m128i {
         unsafe { _mm_clmulepi64_si128(self, b, 0x11) }
     }
     #[inline(always)]
+    unsafe fn clmul_lo_hi(self, b: Self) -> Self {
+        // SAFETY: register-only intrinsics; the CPU has AES-NI, PCLMULQDQ and SSSE3 (`Lanes`
+        // contract).
+        unsafe { _mm_clmulepi64_si128(self, b, 0x10) }
+    }
+    #[inline(always)]
+    unsafe fn clmul_hi_lo(self, b: Self) -> Self {
+        // SAFETY: register-only intrinsics; the CPU has AES-NI, PCLMULQDQ and SSSE3 (`Lanes`
+        // contract).
+        unsafe { _mm_clmulepi64_si128(self, b, 0x01) }
+    }
+    #[inline(always)]
     unsafe fn bswap(self) -> Self {
         // SAFETY: register-only intrinsics; the CPU has AES-NI, PCLMULQDQ and SSSE3 (`Lanes`
         // contract).
@@ -277,9 +302,13 @@ struct Acc<V> {
     lo: V,
     mi: V,
     hi: V,
+    /// Schoolbook products (`mi` is the middle term itself) rather than
+    /// Karatsuba's (`mi` still holds `lo ^ hi`): constant after inlining.
+    schoolbook: bool,
 }
 
 impl<V: Lanes> Acc<V> {
+    /// Karatsuba products.
     #[inline(always)]
     unsafe fn new() -> Self {
         // SAFETY: the CPU has `V`'s features (module contract); no memory access.
@@ -288,6 +317,21 @@ impl<V: Lanes> Acc<V> {
                 lo: V::zero(),
                 mi: V::zero(),
                 hi: V::zero(),
+                schoolbook: false,
+            }
+        }
+    }
+
+    /// For a batch of `regs` registers: schoolbook in the full batches of
+    /// a lane type that is not `KARATSUBA`, where the caller allows it
+    /// (docs/decisions.md, "GHASH products"); Karatsuba elsewhere.
+    #[inline(always)]
+    unsafe fn for_batch(regs: usize, allow: bool) -> Self {
+        // SAFETY: as `new`.
+        unsafe {
+            Self {
+                schoolbook: allow && !V::KARATSUBA && regs == V::REGS,
+                ..Self::new()
             }
         }
     }
@@ -299,7 +343,11 @@ impl<V: Lanes> Acc<V> {
         unsafe {
             self.lo = self.lo.xor(d.clmul_lo(h));
             self.hi = self.hi.xor(d.clmul_hi(h));
-            self.mi = self.mi.xor(d.xor(d.swap_halves()).clmul_lo(hx));
+            if self.schoolbook {
+                self.mi = self.mi.xor(d.clmul_lo_hi(h)).xor(d.clmul_hi_lo(h));
+            } else {
+                self.mi = self.mi.xor(d.xor(d.swap_halves()).clmul_lo(hx));
+            }
         }
     }
 
@@ -309,7 +357,11 @@ impl<V: Lanes> Acc<V> {
         // SAFETY: the CPU has PCLMULQDQ and `V`'s features (module contract); register-only.
         unsafe {
             let (lo, mi, hi) = (self.lo.fold(), self.mi.fold(), self.hi.fold());
-            reduce(lo, _mm_xor_si128(mi, _mm_xor_si128(lo, hi)), hi)
+            if self.schoolbook {
+                reduce(lo, mi, hi)
+            } else {
+                reduce(lo, _mm_xor_si128(mi, _mm_xor_si128(lo, hi)), hi)
+            }
         }
     }
 }
@@ -1355,6 +1407,7 @@ unsafe fn batch<
     hash: Option<(*const u8, usize)>,
     acc: __m128i,
     halves: Option<*const V>,
+    schoolbook: bool,
 ) -> __m128i {
     // SAFETY: the CPU has the module's and `V`'s features, and `input`, `output` and the hashed
     // batch are valid for `regs * V::BLOCKS * 16` bytes (this fn's contract): every offset
@@ -1376,7 +1429,7 @@ unsafe fn batch<
         for (j, xj) in x.iter_mut().enumerate().take(regs) {
             *xj = ctr.add_ctr((j * V::BLOCKS) as i32).bswap().xor(k0);
         }
-        let mut sum = Acc::<V>::new();
+        let mut sum = Acc::<V>::for_batch(hash.map_or(0, |(_, r)| r), schoolbook);
         // (A macro, not a closure: a closure does not get the caller's
         // target features.)
         macro_rules! round {
@@ -1502,7 +1555,7 @@ unsafe fn seal_one<V: Lanes, const NR: usize, const P: usize, const X: usize, co
     unsafe {
         let out = buf.add(cur.off);
         cur.acc = batch::<_, NR, P, X, false, HOIST>(
-            key, cur.ctr, input, out, regs, *prev, cur.acc, None,
+            key, cur.ctr, input, out, regs, *prev, cur.acc, None, true,
         );
         cur.ctr = cur.ctr.add_ctr((regs * V::BLOCKS) as i32);
         *prev = Some((out, regs));
@@ -1567,7 +1620,7 @@ unsafe fn seal_batches<
             seal_one::<_, NR, P, X, HOIST>(key, &mut cur, V::REGS / 2, input, buf, &mut prev);
         }
         if let Some((last, regs)) = prev {
-            let mut sum = Acc::<V>::new();
+            let mut sum = Acc::<V>::for_batch(regs, true);
             for j in 0..regs {
                 ghash_step(key, &mut sum, last, j, regs, cur.acc, None);
             }
@@ -1592,6 +1645,7 @@ unsafe fn open_one<V: Lanes, const NR: usize, const P: usize, const X: usize>(
     regs: usize,
     buf: *mut u8,
     halves: Option<*const V>,
+    schoolbook: bool,
 ) {
     // SAFETY: `buf + cur.off` is valid for the batch's `regs * V::BLOCKS * 16` bytes (this fn's
     // contract).
@@ -1606,6 +1660,7 @@ unsafe fn open_one<V: Lanes, const NR: usize, const P: usize, const X: usize>(
             Some((p, regs)),
             cur.acc,
             halves.filter(|_| regs == V::REGS),
+            schoolbook,
         );
         cur.ctr = cur.ctr.add_ctr((regs * V::BLOCKS) as i32);
         cur.off += regs * V::BLOCKS * 16;
@@ -1651,14 +1706,25 @@ unsafe fn open_batches<V: Lanes, const NR: usize, const P: usize, const X: usize
         } else {
             None
         };
-        while cur.off < end {
-            open_one(key, &mut cur, V::REGS, buf, halves);
+        // Schoolbook products only in long opens (two loops, so that each
+        // is compiled for one kind of product): a short open is bound by
+        // its batches' latency, which the fourth multiply lengthens.
+        if !V::KARATSUBA && end >= SCHOOLBOOK_OPEN_FROM {
+            while cur.off < end {
+                open_one(key, &mut cur, V::REGS, buf, halves, true);
+            }
+        } else {
+            while cur.off < end {
+                open_one(key, &mut cur, V::REGS, buf, halves, false);
+            }
         }
         if half {
-            open_one(key, &mut cur, V::REGS / 2, buf, None);
+            open_one(key, &mut cur, V::REGS / 2, buf, None, false);
         }
-        for v in hx.iter_mut() {
-            core::ptr::write_volatile(v, V::zero());
+        if halves.is_some() {
+            for v in hx.iter_mut() {
+                core::ptr::write_volatile(v, V::zero());
+            }
         }
         (
             _mm_add_epi32(ctr, _mm_set_epi32(0, 0, 0, (cur.off / 16) as i32)),

@@ -90,6 +90,18 @@ unsafe impl Lanes for __m256i {
         unsafe { _mm256_clmulepi64_epi128(self, b, 0x11) }
     }
     #[inline(always)]
+    unsafe fn clmul_lo_hi(self, b: Self) -> Self {
+        // SAFETY: register-only intrinsics; the CPU has AVX2, VAES and VPCLMULQDQ (`Lanes`
+        // contract).
+        unsafe { _mm256_clmulepi64_epi128(self, b, 0x10) }
+    }
+    #[inline(always)]
+    unsafe fn clmul_hi_lo(self, b: Self) -> Self {
+        // SAFETY: register-only intrinsics; the CPU has AVX2, VAES and VPCLMULQDQ (`Lanes`
+        // contract).
+        unsafe { _mm256_clmulepi64_epi128(self, b, 0x01) }
+    }
+    #[inline(always)]
     unsafe fn bswap(self) -> Self {
         // SAFETY: register-only intrinsics; the CPU has AVX2, VAES and VPCLMULQDQ (`Lanes`
         // contract).

@@ -26,6 +26,7 @@ unsafe impl Lanes for __m512i {
     const BLOCKS: usize = 4;
     const REGS: usize = 8;
     const HOIST_SEAL_FROM: usize = usize::MAX;
+    const KARATSUBA: bool = false;
     #[inline(always)]
     unsafe fn loadu(p: *const u8) -> Self {
         // SAFETY: the CPU has AVX-512F/BW/VL, VAES and VPCLMULQDQ and `p` is valid for reads of
@@ -94,6 +95,18 @@ unsafe impl Lanes for __m512i {
         // SAFETY: register-only intrinsics; the CPU has AVX-512F/BW/VL, VAES and VPCLMULQDQ
         // (`Lanes` contract).
         unsafe { _mm512_clmulepi64_epi128(self, b, 0x11) }
+    }
+    #[inline(always)]
+    unsafe fn clmul_lo_hi(self, b: Self) -> Self {
+        // SAFETY: register-only intrinsics; the CPU has AVX-512F/BW/VL, VAES and VPCLMULQDQ
+        // (`Lanes` contract).
+        unsafe { _mm512_clmulepi64_epi128(self, b, 0x10) }
+    }
+    #[inline(always)]
+    unsafe fn clmul_hi_lo(self, b: Self) -> Self {
+        // SAFETY: register-only intrinsics; the CPU has AVX-512F/BW/VL, VAES and VPCLMULQDQ
+        // (`Lanes` contract).
+        unsafe { _mm512_clmulepi64_epi128(self, b, 0x01) }
     }
     #[inline(always)]
     unsafe fn bswap(self) -> Self {
