@@ -1,5 +1,5 @@
 //! AES-GCM on VAES + VPCLMULQDQ with 256-bit AVX2 registers (two blocks per
-//! register, eight per batch): AMD Zen 3+, Intel Ice Lake+. The stitched
+//! register, sixteen per batch): AMD Zen 3+, Intel Ice Lake+. The stitched
 //! kernel is in `x86_64.rs`; this file supplies the ymm lane type.
 #![allow(unsafe_code)]
 
