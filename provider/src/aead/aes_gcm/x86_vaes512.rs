@@ -1,5 +1,5 @@
 //! AES-GCM on VAES + VPCLMULQDQ with 512-bit AVX-512 registers (four blocks
-//! per register, sixteen per batch): AMD Zen 4+, Intel Ice Lake+ server.
+//! per register, thirty-two per batch): AMD Zen 4+, Intel Ice Lake+ server.
 //! Same stitched kernel as the ymm engine (`x86_64.rs`) at half the
 //! instructions per byte, which is what the loop is bound by on Zen 4.
 //! Preferred only where AVX-512 is present; CPUs that downclock on 512-bit
