@@ -52,13 +52,14 @@ impl Alg {
 
 /// One key of the base provider's AEAD, and whether every call scrubs the
 /// stack the base provider used ([`Hardening::scrub_base_stack`], off by
-/// default: what that code leaves is what it leaves without us). aws-lc-rs keeps its key schedule
-/// behind a pointer and cleanses it when the key is dropped (aws-lc's
-/// `OPENSSL_free`). ring keeps its key schedule inline (about 550 bytes)
-/// and does not wipe it: it is boxed (which also keeps our engine enums
-/// small) and the box is zeroed when the key is dropped. The copies both
-/// libraries leave on the stack while building a key are scrubbed by the
-/// caller (`with_backend`).
+/// default: what that code leaves is what it leaves without us).
+///
+/// aws-lc-rs keeps its key schedule behind a pointer and cleanses it when
+/// the key is dropped (aws-lc's `OPENSSL_free`). ring keeps its key
+/// schedule inline (about 550 bytes) and does not wipe it: it is boxed
+/// (which also keeps our engine enums small) and the box is zeroed when the
+/// key is dropped. The copies both libraries leave on the stack while
+/// building a key are scrubbed by the caller (`with_hardening`).
 pub(crate) struct Base(Inner, Alg, bool);
 
 #[cfg(feature = "aws-lc-rs")]
@@ -69,16 +70,16 @@ type Inner = Box<core::mem::ManuallyDrop<aead::LessSafeKey>>;
 impl Base {
     /// # Panics
     /// If `key` is not the algorithm's key length (callers pass typed keys).
+    /// No per-call scrub until [`Self::harden`] turns it on.
     pub(crate) fn new(alg: Alg, key: &[u8]) -> Self {
-        let scrub = false; // until `harden`
         let key = aead::UnboundKey::new(alg.get(), key).expect("key length matches the algorithm");
         #[cfg(feature = "aws-lc-rs")]
-        return Self(aead::LessSafeKey::new(key), alg, scrub);
+        return Self(aead::LessSafeKey::new(key), alg, false);
         #[cfg(all(feature = "ring", not(feature = "aws-lc-rs")))]
         return Self(
             Box::new(core::mem::ManuallyDrop::new(aead::LessSafeKey::new(key))),
             alg,
-            scrub,
+            false,
         );
     }
 

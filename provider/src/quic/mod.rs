@@ -132,40 +132,22 @@ impl PacketAead {
         backend: Option<Backend>,
         hardening: Hardening,
     ) -> Option<Self> {
-        fn make<K, T>(
-            key: &[u8],
-            backend: Option<Backend>,
-            hardening: Hardening,
-            backends: fn() -> Vec<Backend>,
-            with: fn(&K, Backend, Hardening) -> Option<T>,
-        ) -> Option<T>
-        where
-            for<'a> &'a K: TryFrom<&'a [u8]>,
-        {
-            let key: &K = key.try_into().ok().expect("key length matches the cipher");
-            with(key, backend.unwrap_or_else(|| backends()[0]), hardening)
-        }
+        const LEN: &str = "key length matches the cipher";
         Some(match cipher {
-            Cipher::Aes128Gcm => Self::Aes128(make(
-                key,
+            Cipher::Aes128Gcm => Self::Aes128(Aes128Gcm::with_choice(
+                key.try_into().expect(LEN),
                 backend,
                 hardening,
-                Aes128Gcm::backends,
-                Aes128Gcm::with_hardening,
             )?),
-            Cipher::Aes256Gcm => Self::Aes256(make(
-                key,
+            Cipher::Aes256Gcm => Self::Aes256(Aes256Gcm::with_choice(
+                key.try_into().expect(LEN),
                 backend,
                 hardening,
-                Aes256Gcm::backends,
-                Aes256Gcm::with_hardening,
             )?),
-            Cipher::ChaCha20Poly1305 => Self::ChaCha(make(
-                key,
+            Cipher::ChaCha20Poly1305 => Self::ChaCha(ChaCha20Poly1305::with_choice(
+                key.try_into().expect(LEN),
                 backend,
                 hardening,
-                ChaCha20Poly1305::backends,
-                ChaCha20Poly1305::with_hardening,
             )?),
         })
     }

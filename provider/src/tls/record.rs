@@ -77,43 +77,22 @@ impl RecordKey {
     /// many), or a forced backend does not run here (checked when the
     /// provider was built).
     pub(crate) fn new(choice: AeadChoice, key: &AeadKey) -> Self {
-        fn make<K, T>(
-            key: &[u8],
-            choice: AeadChoice,
-            backends: fn() -> Vec<Backend>,
-            with: fn(&K, Backend, Hardening) -> Option<T>,
-        ) -> T
-        where
-            for<'a> &'a K: TryFrom<&'a [u8]>,
-        {
-            let key: &K = key
-                .try_into()
-                .ok()
-                .expect("rustls passes key_len() key bytes");
-            let backend = choice.backend.unwrap_or_else(|| backends()[0]);
-            with(key, backend, choice.hardening)
-                .expect("forced backend was checked at provider setup")
-        }
-        let key = key.as_ref();
+        const LEN: &str = "rustls passes key_len() key bytes";
+        const PINNED: &str = "forced backend was checked at provider setup";
+        let (key, backend, hardening) = (key.as_ref(), choice.backend, choice.hardening);
         match choice.kind {
-            AeadKind::Aes128Gcm => Self::Aes128Gcm(make(
-                key,
-                choice,
-                Aes128Gcm::backends,
-                Aes128Gcm::with_hardening,
-            )),
-            AeadKind::Aes256Gcm => Self::Aes256Gcm(make(
-                key,
-                choice,
-                Aes256Gcm::backends,
-                Aes256Gcm::with_hardening,
-            )),
-            AeadKind::ChaCha20Poly1305 => Self::ChaCha20Poly1305(make(
-                key,
-                choice,
-                ChaCha20Poly1305::backends,
-                ChaCha20Poly1305::with_hardening,
-            )),
+            AeadKind::Aes128Gcm => Self::Aes128Gcm(
+                Aes128Gcm::with_choice(key.try_into().expect(LEN), backend, hardening)
+                    .expect(PINNED),
+            ),
+            AeadKind::Aes256Gcm => Self::Aes256Gcm(
+                Aes256Gcm::with_choice(key.try_into().expect(LEN), backend, hardening)
+                    .expect(PINNED),
+            ),
+            AeadKind::ChaCha20Poly1305 => Self::ChaCha20Poly1305(
+                ChaCha20Poly1305::with_choice(key.try_into().expect(LEN), backend, hardening)
+                    .expect(PINNED),
+            ),
         }
     }
 

@@ -1699,8 +1699,7 @@ unsafe fn open_batches<V: Lanes, const NR: usize, const P: usize, const X: usize
         let mut hx = [V::zero(); MAX_REGS];
         let halves = if V::BLOCKS == 2 && end >= HALVES_FROM {
             for (j, hj) in hx.iter_mut().enumerate().take(V::REGS) {
-                let (h, _) = key.power::<V>((V::REGS - j) * V::BLOCKS);
-                *hj = h.xor(h.swap_halves());
+                *hj = key.power::<V>((V::REGS - j) * V::BLOCKS).1;
             }
             Some(core::hint::black_box(hx.as_ptr()))
         } else {
