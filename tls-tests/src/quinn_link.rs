@@ -489,3 +489,49 @@ pub fn zero_rtt(
         accepted
     })
 }
+
+/// `n` QUIC connections in turn between one client endpoint and one server
+/// endpoint over loopback, each a full handshake (ECDSA P-256, the
+/// providers' default key exchange, suite `id` after AES-128-GCM Initial
+/// packets) followed by a close; returns the wall time of the `n`. Runs on
+/// a current-thread runtime, so client, server and quinn share one core.
+pub fn connection_time(
+    client: &CryptoProvider,
+    server: &CryptoProvider,
+    id: CipherSuite,
+    n: usize,
+) -> Duration {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    rt.block_on(async {
+        let (cc, sc, _, _) = configs(client, server, id, false, false);
+        let server = Endpoint::server(sc, "127.0.0.1:0".parse().unwrap()).expect("server endpoint");
+        let addr = server.local_addr().unwrap();
+        let server_task = tokio::spawn(async move {
+            for _ in 0..n {
+                let incoming = server.accept().await.expect("incoming");
+                let conn = incoming.await.expect("handshake");
+                tokio::spawn(async move { conn.closed().await });
+            }
+            server
+        });
+        let mut endpoint = Endpoint::client("127.0.0.1:0".parse().unwrap()).expect("client");
+        endpoint.set_default_client_config(cc);
+        let start = Instant::now();
+        for _ in 0..n {
+            let conn = endpoint
+                .connect(addr, "localhost")
+                .expect("connect")
+                .await
+                .expect("handshake");
+            conn.close(0u32.into(), b"done");
+        }
+        let elapsed = start.elapsed();
+        let server = server_task.await.expect("server");
+        endpoint.wait_idle().await;
+        server.wait_idle().await;
+        elapsed
+    })
+}

@@ -44,8 +44,8 @@ impl Alg {
     #[inline(always)]
     fn scrub(self) {
         match self {
-            Self::Aes128Gcm | Self::Aes256Gcm => super::scrub_stack::<2816>(),
-            Self::ChaCha20Poly1305 => super::scrub_stack::<1280>(),
+            Self::Aes128Gcm | Self::Aes256Gcm => super::secret::scrub_stack::<2816>(),
+            Self::ChaCha20Poly1305 => super::secret::scrub_stack::<1280>(),
         }
     }
 }

@@ -17,6 +17,7 @@ use ring::aead::quic as base_quic;
 
 #[cfg(target_arch = "x86_64")]
 use super::aes_gcm::RoundKeys;
+use super::secret::SetupStack;
 #[cfg(target_arch = "x86_64")]
 use super::ChaCha20Poly1305;
 use super::{Backend, Hardening};
@@ -71,15 +72,22 @@ impl BlockKey {
         backend: Backend,
         hardening: Hardening,
     ) -> Option<Self> {
-        let made = Self::make(kind, key, backend, hardening);
-        super::scrub_stack::<{ super::SCRUB_KEY_SETUP }>();
+        let mut stack = SetupStack::new();
+        let made = Self::make(kind, key, backend, hardening, &mut stack);
+        super::secret::scrub_after_setup(stack, backend, hardening);
         made
     }
 
     /// Never inlined: the key's temporaries stay in frames below `new`'s,
     /// where its scrub reaches them.
     #[inline(never)]
-    fn make(kind: BlockKind, key: &[u8], backend: Backend, hardening: Hardening) -> Option<Self> {
+    fn make(
+        kind: BlockKind,
+        key: &[u8],
+        backend: Backend,
+        hardening: Hardening,
+        stack: &mut SetupStack,
+    ) -> Option<Self> {
         assert_eq!(key.len(), kind.key_len(), "block key length");
         #[cfg(target_arch = "x86_64")]
         {
@@ -92,11 +100,12 @@ impl BlockKey {
                 Backend::X86Ssse3 | Backend::X86Avx2 | Backend::X86Avx512 | Backend::X86Avx512Ifma
             );
             match kind {
-                BlockKind::Aes128 if aes => return RoundKeys::new(key).map(Self::Aes128),
-                BlockKind::Aes256 if aes => return RoundKeys::new(key).map(Self::Aes256),
+                BlockKind::Aes128 if aes => return RoundKeys::new(key, stack).map(Self::Aes128),
+                BlockKind::Aes256 if aes => return RoundKeys::new(key, stack).map(Self::Aes256),
                 BlockKind::ChaCha20 if chacha => {
                     let key = key.try_into().expect("32-byte key");
-                    return ChaCha20Poly1305::with_backend(key, backend).map(Self::ChaCha20);
+                    return ChaCha20Poly1305::build(key, backend, Hardening::NONE, stack)
+                        .map(Self::ChaCha20);
                 }
                 _ => {}
             }
@@ -138,7 +147,7 @@ impl BlockKey {
                 // The library's block function leaves its key and block on
                 // the stack (`tests/stack_residue.rs`), as it does without us.
                 if *scrub {
-                    super::scrub_stack::<SCRUB_BASE_BLOCK>();
+                    super::secret::scrub_stack::<SCRUB_BASE_BLOCK>();
                 }
             }
         }

@@ -25,6 +25,7 @@ pub mod audit;
 mod base;
 mod block;
 mod chacha20_poly1305;
+mod secret;
 
 use core::fmt;
 
@@ -163,50 +164,6 @@ pub(crate) fn ct_eq(a: &[u8; TAG_LEN], b: &[u8; TAG_LEN]) -> bool {
     core::hint::black_box(diff) == 0
 }
 
-/// Overwrites the `N` bytes of stack just below the caller's frame, where
-/// the frames of the calls it just made lay: what the compiler spilled
-/// there (register pressure puts key words and Poly1305's key on the stack
-/// in the ChaCha20 kernels) and what the base provider's C code left. Each
-/// caller's `N` covers the deepest secret `tests/stack_residue.rs` finds
-/// below it, with room to spare; that test fails if one is left.
-///
-/// Safe code: a zeroed local array the size of the region, kept by
-/// `black_box` (the stores cannot be elided), in a frame of its own.
-#[inline(never)]
-pub(crate) fn scrub_stack<const N: usize>() {
-    let mut dead = [0u8; N];
-    core::hint::black_box(&mut dead);
-}
-
-/// [`scrub_stack`] at least `depth` bytes deep, for a depth measured at run
-/// time, in constant-size steps (512 bytes apart up to 3 KiB, then 4, 8,
-/// 16 and 64 KiB). Optimised engine frames are 1–2.5 KiB (opt-levels 2 and
-/// 3); the steps from 8 KiB on are for unoptimised and sanitizer builds
-/// (the fuzz targets'), whose frames are far larger. A depth past 64 KiB
-/// (no build makes such a frame) gets the 64 KiB scrub: this runs after a
-/// record, and an open's failure must still zero its buffer, so it does not
-/// panic. The x86-64 ChaCha20 kernels and the AES-GCM batch paths measure their
-/// frame at run time.
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-pub(crate) fn scrub_stack_to(depth: usize) {
-    match depth {
-        0..=1024 => scrub_stack::<1024>(),
-        1025..=1536 => scrub_stack::<1536>(),
-        1537..=2048 => scrub_stack::<2048>(),
-        2049..=2560 => scrub_stack::<2560>(),
-        2561..=3072 => scrub_stack::<3072>(),
-        3073..=4096 => scrub_stack::<4096>(),
-        4097..=8192 => scrub_stack::<8192>(),
-        8193..=16384 => scrub_stack::<16384>(),
-        _ => scrub_stack::<65536>(),
-    }
-}
-
-/// Stack scrubbed after building a key on any backend (once per key; ring's
-/// key setup left copies of its key schedule 4.5 KiB deep).
-pub(crate) const SCRUB_KEY_SETUP: usize = 6144;
-
 /// What every engine (one per primitive and backend) provides.
 ///
 /// `seal` reads the plaintext as `src` followed by `buf[src.len()..]` and
@@ -222,7 +179,9 @@ pub(crate) trait Engine: Sized + Send + Sync {
     fn backends() -> Vec<Backend>;
 
     /// Builds the key context on `backend`, or `None` if it cannot run here.
-    fn new(key: &Self::Key, backend: Backend) -> Option<Self>;
+    /// Our engines mark their deepest setup frame in `stack`
+    /// ([`secret::SetupStack::mark`]); `Base` marks none.
+    fn new(key: &Self::Key, backend: Backend, stack: &mut secret::SetupStack) -> Option<Self>;
 
     /// Applies opt-in `hardening` (only `Base` has any).
     fn harden(&mut self, hardening: Hardening);
@@ -284,21 +243,26 @@ macro_rules! aead_type {
                 backend: Backend,
                 hardening: $crate::aead::Hardening,
             ) -> Option<Self> {
-                // Never inlined: the key's temporaries stay in frames below
-                // this one, where the scrub reaches them.
-                #[inline(never)]
-                fn make(
-                    key: &[u8; $key_len],
-                    backend: Backend,
-                    hardening: $crate::aead::Hardening,
-                ) -> Option<$name> {
-                    let mut engine = <$engine as $crate::aead::Engine>::new(key, backend)?;
-                    $crate::aead::Engine::harden(&mut engine, hardening);
-                    Some($name(engine))
-                }
-                let key = make(key, backend, hardening);
-                $crate::aead::scrub_stack::<{ $crate::aead::SCRUB_KEY_SETUP }>();
+                let mut stack = $crate::aead::secret::SetupStack::new();
+                let key = Self::build(key, backend, hardening, &mut stack);
+                $crate::aead::secret::scrub_after_setup(stack, backend, hardening);
                 key
+            }
+
+            /// The key on `backend` with `hardening`, no scrub: the caller
+            /// scrubs as deep as `stack` says. Never inlined: the key's
+            /// temporaries stay in frames below the caller's, where its
+            /// scrub reaches them.
+            #[inline(never)]
+            pub(crate) fn build(
+                key: &[u8; $key_len],
+                backend: Backend,
+                hardening: $crate::aead::Hardening,
+                stack: &mut $crate::aead::secret::SetupStack,
+            ) -> Option<Self> {
+                let mut engine = <$engine as $crate::aead::Engine>::new(key, backend, stack)?;
+                $crate::aead::Engine::harden(&mut engine, hardening);
+                Some(Self(engine))
             }
 
             /// On `backend`, or on the best this CPU runs where it is `None`

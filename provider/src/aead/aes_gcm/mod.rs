@@ -14,6 +14,7 @@ mod x86_vaes;
 mod x86_vaes512;
 
 use super::base::{self, Base};
+use super::secret::SetupStack;
 use super::BlockKey;
 use super::{aead_type, Backend, Engine, Hardening, OpenError, NONCE_LEN, TAG_LEN};
 #[cfg(target_arch = "x86_64")]
@@ -81,7 +82,7 @@ impl<const KEY_LEN: usize> Engine for AesGcm<KEY_LEN> {
         backends
     }
 
-    fn new(key: &[u8; KEY_LEN], backend: Backend) -> Option<Self> {
+    fn new(key: &[u8; KEY_LEN], backend: Backend, stack: &mut SetupStack) -> Option<Self> {
         let aes128 = match KEY_LEN {
             16 => true,
             32 => false,
@@ -91,17 +92,17 @@ impl<const KEY_LEN: usize> Engine for AesGcm<KEY_LEN> {
             (Backend::Base, true) => Self::Base(Base::new(base::Alg::Aes128Gcm, key)),
             (Backend::Base, false) => Self::Base(Base::new(base::Alg::Aes256Gcm, key)),
             #[cfg(target_arch = "x86_64")]
-            (Backend::X86AesNi, true) => Self::AesNi128(x86_aesni::Key::new(key)?),
+            (Backend::X86AesNi, true) => Self::AesNi128(x86_aesni::Key::new(key, stack)?),
             #[cfg(target_arch = "x86_64")]
-            (Backend::X86AesNi, false) => Self::AesNi256(x86_aesni::Key::new(key)?),
+            (Backend::X86AesNi, false) => Self::AesNi256(x86_aesni::Key::new(key, stack)?),
             #[cfg(target_arch = "x86_64")]
-            (Backend::X86Vaes, true) => Self::Vaes128(x86_vaes::Key::new(key)?),
+            (Backend::X86Vaes, true) => Self::Vaes128(x86_vaes::Key::new(key, stack)?),
             #[cfg(target_arch = "x86_64")]
-            (Backend::X86Vaes, false) => Self::Vaes256(x86_vaes::Key::new(key)?),
+            (Backend::X86Vaes, false) => Self::Vaes256(x86_vaes::Key::new(key, stack)?),
             #[cfg(target_arch = "x86_64")]
-            (Backend::X86Vaes512, true) => Self::Vaes512_128(x86_vaes512::Key::new(key)?),
+            (Backend::X86Vaes512, true) => Self::Vaes512_128(x86_vaes512::Key::new(key, stack)?),
             #[cfg(target_arch = "x86_64")]
-            (Backend::X86Vaes512, false) => Self::Vaes512_256(x86_vaes512::Key::new(key)?),
+            (Backend::X86Vaes512, false) => Self::Vaes512_256(x86_vaes512::Key::new(key, stack)?),
             #[allow(unreachable_patterns)]
             _ => return None,
         })
@@ -292,12 +293,18 @@ mod tests {
                     if cpu.aes_clmul {
                         let mut buf = pt.clone();
                         let tag = match key.len() {
-                            16 => x86_aesni::Key::<10>::new(key)
-                                .unwrap()
-                                .seal_with_j0(&j0, aad, &mut buf),
-                            _ => x86_aesni::Key::<14>::new(key)
-                                .unwrap()
-                                .seal_with_j0(&j0, aad, &mut buf),
+                            16 => x86_aesni::Key::<10>::new(
+                                key,
+                                &mut crate::aead::secret::SetupStack::new(),
+                            )
+                            .unwrap()
+                            .seal_with_j0(&j0, aad, &mut buf),
+                            _ => x86_aesni::Key::<14>::new(
+                                key,
+                                &mut crate::aead::secret::SetupStack::new(),
+                            )
+                            .unwrap()
+                            .seal_with_j0(&j0, aad, &mut buf),
                         };
                         got.push(("aes-ni", buf, tag));
                     }
@@ -306,36 +313,54 @@ mod tests {
                         // detection picks only on CPUs without AVX.
                         let mut buf = pt.clone();
                         let tag = match key.len() {
-                            16 => x86_aesni::sse::Key::<10>::new(key)
-                                .unwrap()
-                                .seal_with_j0(&j0, aad, &mut buf),
-                            _ => x86_aesni::sse::Key::<14>::new(key)
-                                .unwrap()
-                                .seal_with_j0(&j0, aad, &mut buf),
+                            16 => x86_aesni::sse::Key::<10>::new(
+                                key,
+                                &mut crate::aead::secret::SetupStack::new(),
+                            )
+                            .unwrap()
+                            .seal_with_j0(&j0, aad, &mut buf),
+                            _ => x86_aesni::sse::Key::<14>::new(
+                                key,
+                                &mut crate::aead::secret::SetupStack::new(),
+                            )
+                            .unwrap()
+                            .seal_with_j0(&j0, aad, &mut buf),
                         };
                         got.push(("aes-ni sse", buf, tag));
                     }
                     if cpu.vaes_clmul256 {
                         let mut buf = pt.clone();
                         let tag = match key.len() {
-                            16 => x86_vaes::Key::<10>::new(key)
-                                .unwrap()
-                                .seal_with_j0(&j0, aad, &mut buf),
-                            _ => x86_vaes::Key::<14>::new(key)
-                                .unwrap()
-                                .seal_with_j0(&j0, aad, &mut buf),
+                            16 => x86_vaes::Key::<10>::new(
+                                key,
+                                &mut crate::aead::secret::SetupStack::new(),
+                            )
+                            .unwrap()
+                            .seal_with_j0(&j0, aad, &mut buf),
+                            _ => x86_vaes::Key::<14>::new(
+                                key,
+                                &mut crate::aead::secret::SetupStack::new(),
+                            )
+                            .unwrap()
+                            .seal_with_j0(&j0, aad, &mut buf),
                         };
                         got.push(("vaes", buf, tag));
                     }
                     if cpu.vaes_clmul512 {
                         let mut buf = pt.clone();
                         let tag = match key.len() {
-                            16 => x86_vaes512::Key::<10>::new(key)
-                                .unwrap()
-                                .seal_with_j0(&j0, aad, &mut buf),
-                            _ => x86_vaes512::Key::<14>::new(key)
-                                .unwrap()
-                                .seal_with_j0(&j0, aad, &mut buf),
+                            16 => x86_vaes512::Key::<10>::new(
+                                key,
+                                &mut crate::aead::secret::SetupStack::new(),
+                            )
+                            .unwrap()
+                            .seal_with_j0(&j0, aad, &mut buf),
+                            _ => x86_vaes512::Key::<14>::new(
+                                key,
+                                &mut crate::aead::secret::SetupStack::new(),
+                            )
+                            .unwrap()
+                            .seal_with_j0(&j0, aad, &mut buf),
                         };
                         got.push(("vaes512", buf, tag));
                     }
@@ -389,12 +414,20 @@ mod tests {
                     .unwrap();
                 let mut buf = pt.clone();
                 let (tag, opened) = if key_len == 16 {
-                    let k = x86_aesni::sse::Key::<10>::new(&key).unwrap();
+                    let k = x86_aesni::sse::Key::<10>::new(
+                        &key,
+                        &mut crate::aead::secret::SetupStack::new(),
+                    )
+                    .unwrap();
                     let tag = k.seal(&nonce, &aad, &[], &mut buf);
                     let mut ct = buf.clone();
                     (tag, k.open(&nonce, &aad, &mut ct, &tag).map(|()| ct))
                 } else {
-                    let k = x86_aesni::sse::Key::<14>::new(&key).unwrap();
+                    let k = x86_aesni::sse::Key::<14>::new(
+                        &key,
+                        &mut crate::aead::secret::SetupStack::new(),
+                    )
+                    .unwrap();
                     let tag = k.seal(&nonce, &aad, &[], &mut buf);
                     let mut ct = buf.clone();
                     (tag, k.open(&nonce, &aad, &mut ct, &tag).map(|()| ct))

@@ -56,7 +56,7 @@ const SHORT: usize = 128;
 #[inline(always)]
 pub(super) fn scrub_batches(n: usize, top: usize, bottom: usize) {
     if n >= SHORT {
-        crate::aead::chacha20_poly1305::scrub_below(top, bottom);
+        crate::aead::secret::scrub_below(top, bottom);
     }
 }
 /// Most registers of AES state in one batch.
@@ -90,10 +90,20 @@ pub(super) struct KeyData<V, const NR: usize, const P: usize, const X: usize> {
 
 impl<V, const NR: usize, const P: usize, const X: usize> Drop for KeyData<V, NR, P, X> {
     fn drop(&mut self) {
-        self.rk.zeroize();
-        self.h.zeroize();
-        self.hx.zeroize();
+        wipe_blocks(&mut self.rk);
+        wipe_blocks(&mut self.h);
+        wipe_blocks(&mut self.hx);
     }
+}
+
+/// Zeroes `x` with one volatile write of the whole array (wide stores;
+/// `zeroize` writes byte by byte, which made dropping a zmm key cost more
+/// than building it).
+#[inline(always)]
+fn wipe_blocks<const N: usize>(x: &mut [[u8; 16]; N]) {
+    // SAFETY: `x` is a valid, aligned `&mut` to exactly the type written.
+    unsafe { core::ptr::write_volatile(x, [[0; 16]; N]) };
+    core::sync::atomic::compiler_fence(core::sync::atomic::Ordering::SeqCst);
 }
 
 /// One, two or four AES blocks in a vector register. Implemented by the
@@ -390,17 +400,22 @@ macro_rules! x86_backend {
             ///
             /// # Panics
             /// If `key` is not the length `NR` implies.
-            pub(crate) fn new(key: &[u8]) -> Option<Self> {
+            pub(crate) fn new(
+                key: &[u8],
+                stack: &mut $crate::aead::secret::SetupStack,
+            ) -> Option<Self> {
                 assert_eq!(key.len(), if NR == 10 { 16 } else { 32 }, "AES key length");
                 if !$crate::cpu::Features::get().$detected {
                     return None;
                 }
-                let mut data = KeyData::<NR>::zeroed();
-                // SAFETY: every backend's detection implies the AES-NI,
-                // PCLMULQDQ and SSSE3 that `expand` needs; the key length
-                // was checked above.
-                unsafe { $crate::aead::aes_gcm::x86_64::expand(&mut data, key) };
-                Some(Self(data))
+                let mut data = KeyData::<NR>::uninit();
+                // SAFETY: a `Key` is made only where `new` detected the
+                // features; the key length was checked above. `expand`
+                // writes every field, so `data` is initialised after it.
+                unsafe {
+                    expand(&mut data, key, stack);
+                    Some(Self(data.assume_init()))
+                }
             }
 
             pub(crate) fn seal(
@@ -412,11 +427,13 @@ macro_rules! x86_backend {
             ) -> [u8; $crate::aead::TAG_LEN] {
                 let hoisted =
                     buf.len() >= <$lanes as $crate::aead::aes_gcm::x86_64::Lanes>::HOIST_SEAL_FROM;
-                let top = $crate::aead::chacha20_poly1305::stack_pointer();
+                let top = $crate::aead::secret::stack_pointer();
                 // SAFETY: a `Key` exists only where `new` detected the features.
                 let (tag, bottom) = unsafe { seal(&self.0, nonce, aad, src, buf) };
                 if hoisted {
-                    $crate::aead::scrub_stack::<{ $crate::aead::aes_gcm::x86_64::SCRUB_HOISTED }>();
+                    $crate::aead::secret::scrub_stack::<
+                        { $crate::aead::aes_gcm::x86_64::SCRUB_HOISTED },
+                    >();
                 } else {
                     $crate::aead::aes_gcm::x86_64::scrub_batches(buf.len(), top, bottom);
                 }
@@ -430,7 +447,7 @@ macro_rules! x86_backend {
                 buf: &mut [u8],
                 tag: &[u8; $crate::aead::TAG_LEN],
             ) -> Result<(), $crate::aead::OpenError> {
-                let top = $crate::aead::chacha20_poly1305::stack_pointer();
+                let top = $crate::aead::secret::stack_pointer();
                 // SAFETY: as for `seal`.
                 let (ok, bottom) = unsafe { open(&self.0, nonce, aad, buf, tag) };
                 $crate::aead::aes_gcm::x86_64::scrub_batches(buf.len(), top, bottom);
@@ -458,11 +475,13 @@ macro_rules! x86_backend {
                 let extra = $crate::aead::aes_gcm::x86_64::Extra { rk: rk.keys(), at };
                 let hoisted =
                     buf.len() >= <$lanes as $crate::aead::aes_gcm::x86_64::Lanes>::HOIST_SEAL_FROM;
-                let top = $crate::aead::chacha20_poly1305::stack_pointer();
+                let top = $crate::aead::secret::stack_pointer();
                 // SAFETY: as for `seal`.
                 let (out, bottom) = unsafe { seal_with_block(&self.0, nonce, aad, buf, extra) };
                 if hoisted {
-                    $crate::aead::scrub_stack::<{ $crate::aead::aes_gcm::x86_64::SCRUB_HOISTED }>();
+                    $crate::aead::secret::scrub_stack::<
+                        { $crate::aead::aes_gcm::x86_64::SCRUB_HOISTED },
+                    >();
                 } else {
                     $crate::aead::aes_gcm::x86_64::scrub_batches(buf.len(), top, bottom);
                 }
@@ -482,6 +501,20 @@ macro_rules! x86_backend {
             }
         }
 
+        /// The key setup with this backend's features (its lanes compute
+        /// the hash-key powers); marks its frame in `stack`.
+        #[target_feature(enable = $features)]
+        unsafe fn expand<const NR: usize>(
+            data: &mut core::mem::MaybeUninit<KeyData<NR>>,
+            key: &[u8],
+            stack: &mut $crate::aead::secret::SetupStack,
+        ) {
+            // SAFETY: this entry point enables the backend's features, which include
+            // `expand`'s (AES-NI, PCLMULQDQ, SSSE3 and the lane type's), and it is
+            // reached only through `Key::new` after detection, which checked the key length.
+            unsafe { $crate::aead::aes_gcm::x86_64::expand(data, key, stack) }
+        }
+
         #[target_feature(enable = $features)]
         unsafe fn seal<const NR: usize>(
             key: &KeyData<NR>,
@@ -491,7 +524,7 @@ macro_rules! x86_backend {
             buf: &mut [u8],
         ) -> ([u8; $crate::aead::TAG_LEN], usize) {
             // This frame's bottom, for the scrub after the call.
-            let bottom = $crate::aead::chacha20_poly1305::stack_pointer();
+            let bottom = $crate::aead::secret::stack_pointer();
             // SAFETY: this entry point enables the backend's features, which include
             // the kernel's (AES-NI, PCLMULQDQ, SSSE3 and the lane type's), and it is
             // reached only through a `Key`, which exists only after detection.
@@ -507,7 +540,7 @@ macro_rules! x86_backend {
             buf: &mut [u8],
             tag: &[u8; $crate::aead::TAG_LEN],
         ) -> (bool, usize) {
-            let bottom = $crate::aead::chacha20_poly1305::stack_pointer();
+            let bottom = $crate::aead::secret::stack_pointer();
             // SAFETY: as for `seal`.
             let ok = unsafe { $crate::aead::aes_gcm::x86_64::open(key, nonce, aad, buf, tag) };
             (ok, bottom)
@@ -521,7 +554,7 @@ macro_rules! x86_backend {
             buf: &mut [u8],
             extra: $crate::aead::aes_gcm::x86_64::Extra<'_>,
         ) -> (([u8; $crate::aead::TAG_LEN], [u8; 16]), usize) {
-            let bottom = $crate::aead::chacha20_poly1305::stack_pointer();
+            let bottom = $crate::aead::secret::stack_pointer();
             // SAFETY: as for `seal`.
             let out = unsafe {
                 $crate::aead::aes_gcm::x86_64::seal_with_block(key, nonce, aad, buf, extra)
@@ -545,24 +578,48 @@ macro_rules! x86_backend {
 pub(super) use x86_backend;
 
 /// Expands `key` (16 or 32 bytes, as `NR` says) into `data` in place and
-/// precomputes the GHASH powers; every temporary that held key material is
-/// wiped before returning.
+/// precomputes the GHASH powers, writing every field of `data` (round keys
+/// past `NR` as zeros); every temporary that held key material is
+/// wiped before returning, and this frame (the setup's deepest) is marked
+/// in `stack` for the scrub after it.
+///
+/// The powers are a doubling: H¹ … H^B serially (B = `V::BLOCKS`), then
+/// each step multiplies every register of powers so far by the highest of
+/// them, so the chain is 3 + log₂(P / B) products deep (6 for the zmm
+/// engine's 32 powers, not 31).
 ///
 /// # Safety
-/// The CPU must have AES-NI, PCLMULQDQ and SSSE3, and `key.len()` must be
-/// 16 if `NR == 10`, else 32.
-#[target_feature(enable = "aes,pclmulqdq,ssse3")]
+/// The CPU must have AES-NI, PCLMULQDQ, SSSE3 and `V`'s features, the
+/// caller must enable them, and `key.len()` must be 16 if `NR == 10`, else
+/// 32.
+#[inline(always)]
 pub(super) unsafe fn expand<V: Lanes, const NR: usize, const P: usize, const X: usize>(
-    data: &mut KeyData<V, NR, P, X>,
+    data: &mut core::mem::MaybeUninit<KeyData<V, NR, P, X>>,
     key: &[u8],
+    stack: &mut crate::aead::secret::SetupStack,
 ) {
-    // SAFETY: the CPU has AES-NI, PCLMULQDQ and SSSE3 (this fn's contract and features); every
-    // store targets a whole 16-byte array entry (`data.rk[i]`, `data.h[i]`, `data.hx[i]`, `h`),
-    // and `expand_key` checks the key length.
+    const {
+        assert!(
+            P % V::BLOCKS == 0 && (P / V::BLOCKS).is_power_of_two(),
+            "the doubling reaches P exactly"
+        );
+        assert!(matches!(V::BLOCKS, 1 | 2 | 4), "H¹ … H^B below");
+    }
+    stack.mark();
+    // SAFETY: the CPU has AES-NI, PCLMULQDQ, SSSE3 and `V`'s features, enabled by the caller
+    // (this fn's contract). `rk`, `h` and `hx` point to the fields of `data` (no reference to
+    // uninitialised memory is made); every store writes one whole 16-byte entry of one (index
+    // below its length: 15, `P`, `X`), every `V` load and store spans `V::BLOCKS` entries of
+    // `h` starting at most at `P - V::BLOCKS`, and every load reads an entry written before
+    // it. `expand_key` checks the key length.
     unsafe {
+        let out = data.as_mut_ptr();
+        let rk_out = core::ptr::addr_of_mut!((*out).rk).cast::<u8>();
+        let base = core::ptr::addr_of_mut!((*out).h).cast::<u8>();
+        let hx_out = core::ptr::addr_of_mut!((*out).hx).cast::<u8>();
         let mut rk = expand_key(key);
-        for (dst, k) in data.rk.iter_mut().zip(rk.iter()) {
-            _mm_storeu_si128(dst.as_mut_ptr().cast(), *k);
+        for (i, k) in rk.iter().enumerate() {
+            _mm_storeu_si128(rk_out.add(16 * i).cast(), *k);
         }
         // H = E(K, 0), byte-reflected, then multiplied by x⁻¹ (a 1-bit left
         // shift in this representation, reduced by the polynomial).
@@ -576,15 +633,34 @@ pub(super) unsafe fn expand<V: Lanes, const NR: usize, const P: usize, const X: 
         let mut twisted =
             ((v << 1) ^ (carry & 0xc200_0000_0000_0000_0000_0000_0000_0001)).to_le_bytes();
         let h1 = _mm_loadu_si128(twisted.as_ptr().cast());
+        // Entry `P - k` holds H^k. H² and H⁴ are two products deep.
+        let entry = |k: usize| base.add(16 * (P - k)).cast::<__m128i>();
+        _mm_storeu_si128(entry(1), h1);
         let mut power = h1;
-        for k in 1..=P {
-            let i = P - k;
-            _mm_storeu_si128(data.h[i].as_mut_ptr().cast(), power);
-            if X == P {
-                let halves = _mm_xor_si128(power, _mm_shuffle_epi32(power, 0x4e));
-                _mm_storeu_si128(data.hx[i].as_mut_ptr().cast(), halves);
+        if V::BLOCKS >= 2 {
+            power = gf_mul(h1, h1);
+            _mm_storeu_si128(entry(2), power);
+        }
+        if V::BLOCKS == 4 {
+            _mm_storeu_si128(entry(3), gf_mul(power, h1));
+            power = gf_mul(power, power);
+            _mm_storeu_si128(entry(4), power);
+        }
+        let mut have = V::BLOCKS;
+        while have < P {
+            let step = V::broadcast(base.add(16 * (P - have)));
+            for top in (V::BLOCKS..=have).step_by(V::BLOCKS) {
+                let x = V::loadu(base.add(16 * (P - top)));
+                mul_lanes(x, step).storeu(base.add(16 * (P - top - have)));
             }
-            power = gf_mul(power, h1);
+            have *= 2;
+        }
+        if X == P {
+            for i in 0..P {
+                let p = _mm_loadu_si128(base.add(16 * i).cast());
+                let halves = _mm_xor_si128(p, _mm_shuffle_epi32(p, 0x4e));
+                _mm_storeu_si128(hx_out.add(16 * i).cast(), halves);
+            }
         }
         // The round keys (the first is the raw key), H and its last power.
         wipe(&mut rk);
@@ -594,6 +670,24 @@ pub(super) unsafe fn expand<V: Lanes, const NR: usize, const P: usize, const X: 
         core::hint::black_box(v);
         let mut last = [power, h1];
         wipe(&mut last);
+    }
+}
+
+/// `a · b` in GF(2¹²⁸) in every lane (twisted operands, as [`gf_mul`]).
+#[inline(always)]
+unsafe fn mul_lanes<V: Lanes>(a: V, b: V) -> V {
+    /// [`gfpoly`] as bytes, for a broadcast.
+    const POLY: [u8; 16] = [1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xc2];
+    // SAFETY: register-only `Lanes` methods, and a 16-byte broadcast of `POLY`; the CPU has
+    // `V`'s features (caller's contract).
+    unsafe {
+        let lo = a.clmul_lo(b);
+        let hi = a.clmul_hi(b);
+        let mi = a.clmul_lo_hi(b).xor(a.clmul_hi_lo(b));
+        // The reduction of `reduce`, lane by lane.
+        let poly = V::broadcast(POLY.as_ptr());
+        let mi = mi.xor(lo.swap_halves()).xor(poly.clmul_hi_lo(lo));
+        hi.xor(mi.swap_halves()).xor(poly.clmul_hi_lo(mi))
     }
 }
 
@@ -607,15 +701,19 @@ impl<const NR: usize> RoundKeys<NR> {
     ///
     /// # Panics
     /// If `key` is not the length `NR` implies.
-    pub(crate) fn new(key: &[u8]) -> Option<Self> {
+    pub(crate) fn new(key: &[u8], stack: &mut crate::aead::secret::SetupStack) -> Option<Self> {
         assert_eq!(key.len(), if NR == 10 { 16 } else { 32 }, "AES key length");
         if !crate::cpu::Features::get().aes_clmul {
             return None;
         }
-        let mut rk = Box::new([[0u8; 16]; 15]);
-        // SAFETY: AES-NI was detected and the key length checked.
-        unsafe { expand_round_keys(&mut rk, key) };
-        Some(Self(rk))
+        // Uninitialised (`malloc`, not `calloc`): `expand_round_keys` writes it all.
+        let mut rk = Box::<[[u8; 16]; 15]>::new_uninit();
+        // SAFETY: AES-NI was detected and the key length checked; `expand_round_keys` writes
+        // all 15 entries, so `rk` is initialised after it.
+        unsafe {
+            expand_round_keys(rk.as_mut_ptr(), key, stack);
+            Some(Self(rk.assume_init()))
+        }
     }
 
     pub(crate) fn keys(&self) -> &[[u8; 16]; 15] {
@@ -636,21 +734,30 @@ impl<const NR: usize> RoundKeys<NR> {
 
 impl<const NR: usize> Drop for RoundKeys<NR> {
     fn drop(&mut self) {
-        self.0.zeroize();
+        wipe_blocks(&mut self.0);
     }
 }
 
+/// Writes all 15 entries of `out` (past `NR + 1`, zeros).
+///
 /// # Safety
 /// The CPU must have AES-NI, PCLMULQDQ and SSSE3 (the features enabled
-/// here); `key` must be 16 or 32 bytes (checked).
+/// here); `out` must be valid for writes of the array; `key` must be 16 or
+/// 32 bytes (checked).
 #[target_feature(enable = "aes,pclmulqdq,ssse3")]
-unsafe fn expand_round_keys(out: &mut [[u8; 16]; 15], key: &[u8]) {
-    // SAFETY: AES-NI and SSSE3 are enabled on this fn (its contract); each store writes one
-    // whole `[u8; 16]` entry of `out`; `expand_key` checks the key length.
+unsafe fn expand_round_keys(
+    out: *mut [[u8; 16]; 15],
+    key: &[u8],
+    stack: &mut crate::aead::secret::SetupStack,
+) {
+    stack.mark();
+    // SAFETY: AES-NI and SSSE3 are enabled on this fn (its contract); `out` is valid for
+    // writes of the whole array (contract) and each store writes one of its 15 entries;
+    // `expand_key` checks the key length.
     unsafe {
         let mut rk = expand_key(key);
-        for (dst, k) in out.iter_mut().zip(rk.iter()) {
-            _mm_storeu_si128(dst.as_mut_ptr().cast(), *k);
+        for (i, k) in rk.iter().enumerate() {
+            _mm_storeu_si128(out.cast::<u8>().add(16 * i).cast(), *k);
         }
         wipe(&mut rk);
     }
@@ -734,8 +841,9 @@ unsafe fn wipe<const N: usize>(x: &mut [__m128i; N]) {
 }
 
 impl<V: Lanes, const NR: usize, const P: usize, const X: usize> KeyData<V, NR, P, X> {
-    /// All zeros, boxed: `expand` then fills it in place.
-    pub(super) fn zeroed() -> Box<Self> {
+    /// Uninitialised, boxed (`malloc`, not the slower `calloc` a zeroed
+    /// box costs): `expand` then fills it in place.
+    pub(super) fn uninit() -> Box<core::mem::MaybeUninit<Self>> {
         const {
             assert!(NR == 10 || NR == 14);
             assert!(
@@ -748,12 +856,7 @@ impl<V: Lanes, const NR: usize, const P: usize, const X: usize> KeyData<V, NR, P
                 "a batch's registers fit the state array"
             );
         }
-        Box::new(Self {
-            rk: [[0; 16]; 15],
-            h: [[0; 16]; P],
-            hx: [[0; 16]; X],
-            _lanes: PhantomData,
-        })
+        Box::new_uninit()
     }
 
     /// H^k (and its Karatsuba halves) for the `W::BLOCKS` lanes of a `W`:

@@ -42,10 +42,11 @@ impl<const NR: usize> Key<NR> {
     ///
     /// # Panics
     /// If `key` is not the length `NR` implies.
-    pub(crate) fn new(key: &[u8]) -> Option<Self> {
-        avx::Key::new(key)
-            .map(Self::Avx)
-            .or_else(|| sse::Key::new(key).map(Self::Sse))
+    pub(crate) fn new(key: &[u8], stack: &mut crate::aead::secret::SetupStack) -> Option<Self> {
+        match avx::Key::new(key, stack) {
+            Some(k) => Some(Self::Avx(k)),
+            None => sse::Key::new(key, stack).map(Self::Sse),
+        }
     }
 
     pub(crate) fn seal(

@@ -12,7 +12,6 @@ mod poly1305_ifma;
 #[cfg(target_arch = "x86_64")]
 mod x86_64;
 #[cfg(target_arch = "x86_64")]
-pub(crate) use x86_64::{scrub_below, stack_pointer};
 #[cfg(target_arch = "x86_64")]
 mod x86_avx2;
 #[cfg(target_arch = "x86_64")]
@@ -23,6 +22,7 @@ mod x86_avx512_ifma;
 mod x86_ssse3;
 
 use super::base::{self, Base};
+use super::secret::SetupStack;
 use super::{aead_type, Backend, Engine, Hardening, OpenError, NONCE_LEN, TAG_LEN};
 #[cfg(target_arch = "x86_64")]
 use crate::cpu::Features;
@@ -101,17 +101,17 @@ impl Engine for Engines {
         backends
     }
 
-    fn new(key: &[u8; 32], backend: Backend) -> Option<Self> {
+    fn new(key: &[u8; 32], backend: Backend, stack: &mut SetupStack) -> Option<Self> {
         match backend {
             Backend::Base => Some(Self::Base(Base::new(base::Alg::ChaCha20Poly1305, key))),
             #[cfg(target_arch = "x86_64")]
-            Backend::X86Avx2 => x86_avx2::Key::new(key).map(Self::Avx2),
+            Backend::X86Avx2 => x86_avx2::Key::new(key, stack).map(Self::Avx2),
             #[cfg(target_arch = "x86_64")]
-            Backend::X86Avx512 => x86_avx512::Key::new(key).map(Self::Avx512),
+            Backend::X86Avx512 => x86_avx512::Key::new(key, stack).map(Self::Avx512),
             #[cfg(target_arch = "x86_64")]
-            Backend::X86Avx512Ifma => x86_avx512_ifma::Key::new(key).map(Self::Avx512Ifma),
+            Backend::X86Avx512Ifma => x86_avx512_ifma::Key::new(key, stack).map(Self::Avx512Ifma),
             #[cfg(target_arch = "x86_64")]
-            Backend::X86Ssse3 => x86_ssse3::Key::new(key).map(Self::Ssse3),
+            Backend::X86Ssse3 => x86_ssse3::Key::new(key, stack).map(Self::Ssse3),
             _ => None,
         }
     }

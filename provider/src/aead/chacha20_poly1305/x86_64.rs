@@ -195,12 +195,15 @@ macro_rules! x86_backend {
 
         impl Key {
             /// `None` unless this CPU has the backend's features.
-            pub(crate) fn new(key: &[u8; 32]) -> Option<Self> {
+            pub(crate) fn new(
+                key: &[u8; 32],
+                stack: &mut $crate::aead::secret::SetupStack,
+            ) -> Option<Self> {
                 if !$crate::cpu::Features::get().$detected {
                     return None;
                 }
                 Some(Self($crate::aead::chacha20_poly1305::x86_64::key_words(
-                    key,
+                    key, stack,
                 )))
             }
 
@@ -217,7 +220,7 @@ macro_rules! x86_backend {
                 // call, the stack its frames used is scrubbed: see
                 // `scrub_stack`).
                 if buf.len() <= small_max::<$lanes>(Direction::Seal) {
-                    let top = $crate::aead::chacha20_poly1305::x86_64::stack_pointer();
+                    let top = $crate::aead::secret::stack_pointer();
                     let dir = Direction::Seal;
                     // SAFETY: a `Key` exists only where `new` detected the
                     // features.
@@ -228,10 +231,10 @@ macro_rules! x86_backend {
                 let mut ks = $crate::aead::chacha20_poly1305::x86_64::Scratch(
                     [0u8; $crate::aead::chacha20_poly1305::x86_64::seal_scratch_len::<$lanes>()],
                 );
-                let top = $crate::aead::chacha20_poly1305::x86_64::stack_pointer();
+                let top = $crate::aead::secret::stack_pointer();
                 // SAFETY: as above.
                 let (tag, bottom) = unsafe { seal(&self.0, &mut ks.0, nonce, aad, src, buf) };
-                $crate::aead::chacha20_poly1305::x86_64::scrub_below(top, bottom);
+                $crate::aead::secret::scrub_below(top, bottom);
                 tag
             }
 
@@ -244,7 +247,7 @@ macro_rules! x86_backend {
             ) -> Result<(), $crate::aead::OpenError> {
                 use $crate::aead::chacha20_poly1305::x86_64::{check, small_max, Direction};
                 let expected = if buf.len() <= small_max::<$lanes>(Direction::Open) {
-                    let top = $crate::aead::chacha20_poly1305::x86_64::stack_pointer();
+                    let top = $crate::aead::secret::stack_pointer();
                     let dir = Direction::Open;
                     // SAFETY: as for `seal`.
                     let (t, bottom) = unsafe { small(&self.0, nonce, aad, &[], buf, dir) };
@@ -254,10 +257,10 @@ macro_rules! x86_backend {
                     let mut ks = $crate::aead::chacha20_poly1305::x86_64::Scratch(
                         [0u8; $crate::aead::chacha20_poly1305::x86_64::scratch_len::<$lanes>()],
                     );
-                    let top = $crate::aead::chacha20_poly1305::x86_64::stack_pointer();
+                    let top = $crate::aead::secret::stack_pointer();
                     // SAFETY: as for `seal`.
                     let (t, bottom) = unsafe { open(&self.0, &mut ks.0, nonce, aad, buf) };
-                    $crate::aead::chacha20_poly1305::x86_64::scrub_below(top, bottom);
+                    $crate::aead::secret::scrub_below(top, bottom);
                     t
                 };
                 check(expected, tag, buf)
@@ -276,9 +279,9 @@ macro_rules! x86_backend {
                 // short record's does (`$scrub_small`); several are
                 // vertical passes, whose rows spill.
                 if inputs.len() > 1 {
-                    $crate::aead::scrub_stack::<$scrub_blocks>();
+                    $crate::aead::secret::scrub_stack::<$scrub_blocks>();
                 } else if $scrub_small > 0 {
-                    $crate::aead::scrub_stack::<$scrub_small>();
+                    $crate::aead::secret::scrub_stack::<$scrub_small>();
                 }
             }
         }
@@ -295,9 +298,9 @@ macro_rules! x86_backend {
         ) {
             use $crate::aead::chacha20_poly1305::x86_64 as kernel;
             if kernel::small_spills::<$lanes>(dir, n) {
-                kernel::scrub_below(top, bottom);
+                $crate::aead::secret::scrub_below(top, bottom);
             } else if $scrub_small > 0 {
-                $crate::aead::scrub_stack::<$scrub_small>();
+                $crate::aead::secret::scrub_stack::<$scrub_small>();
             }
         }
 
@@ -312,7 +315,7 @@ macro_rules! x86_backend {
         ) -> ([u8; $crate::aead::TAG_LEN], usize) {
             use $crate::aead::chacha20_poly1305::x86_64 as kernel;
             // This frame's bottom, for the scrub after the call.
-            let bottom = kernel::stack_pointer();
+            let bottom = $crate::aead::secret::stack_pointer();
             // SAFETY: the kernel needs only CPU features: this entry point's
             // `#[target_feature]` list provides the lane type's, and IFMA where `$ifma`
             // (reached only through a detected `Key`), and `crypt` checks every length it
@@ -340,7 +343,7 @@ macro_rules! x86_backend {
             buf: &mut [u8],
         ) -> ([u8; $crate::aead::TAG_LEN], usize) {
             use $crate::aead::chacha20_poly1305::x86_64 as kernel;
-            let bottom = kernel::stack_pointer();
+            let bottom = $crate::aead::secret::stack_pointer();
             // SAFETY: as for `seal`.
             let tag = unsafe {
                 kernel::crypt::<$lanes, $ifma>(
@@ -367,7 +370,7 @@ macro_rules! x86_backend {
         ) -> ([u8; $crate::aead::TAG_LEN], usize) {
             use $crate::aead::chacha20_poly1305::x86_64 as kernel;
             // This frame's bottom, for the scrub after the call.
-            let bottom = kernel::stack_pointer();
+            let bottom = $crate::aead::secret::stack_pointer();
             // SAFETY: as for `seal`; the kernel's `small` asserts the lengths it relies on.
             let tag = unsafe { kernel::small::<$lanes>(key, nonce, aad, src, buf, dir) };
             (tag, bottom)
@@ -386,41 +389,18 @@ macro_rules! x86_backend {
 }
 pub(super) use x86_backend;
 
-/// This function's stack pointer (its frame's lowest address, once the
-/// prologue has run: these frames have a fixed size). The AES-GCM entry
-/// points measure their frames with it too.
-#[inline(always)]
-pub(crate) fn stack_pointer() -> usize {
-    let sp: usize;
-    // SAFETY: copies rsp to a register; touches no memory, stack or flags.
-    unsafe {
-        core::arch::asm!("mov {}, rsp", out(reg) sp, options(nomem, nostack, preserves_flags));
-    }
-    sp
-}
-
-/// Bytes scrubbed below a kernel's frame as well: the frames of what it
-/// calls (`memset`, `memcpy`; they keep nothing on the stack) and the
-/// return addresses.
-const SCRUB_MARGIN: usize = 256;
-
-/// Scrubs the stack a kernel entry point used: from `top`, the caller's
-/// stack pointer when it called, down to `bottom`, the kernel frame's (see
-/// [`stack_pointer`]), and [`SCRUB_MARGIN`] below that. Measured per call,
-/// so the depth follows the frame the compiler made at whatever opt-level.
-/// The AES-GCM entry points scrub with it too.
-#[inline(always)]
-pub(crate) fn scrub_below(top: usize, bottom: usize) {
-    crate::aead::scrub_stack_to(top.saturating_sub(bottom) + SCRUB_MARGIN);
-}
-
-/// The key as eight little-endian words, written straight into their box.
-pub(super) fn key_words(key: &[u8; 32]) -> Box<zeroize::Zeroizing<[u32; 8]>> {
-    let mut words = Box::new(zeroize::Zeroizing::new([0u32; 8]));
-    for (w, b) in words.iter_mut().zip(key.chunks_exact(4)) {
-        *w = u32::from_le_bytes(b.try_into().expect("4 bytes"));
-    }
-    words
+/// The key as eight little-endian words, written straight into their box
+/// (this frame, marked in `stack`, is the deepest of the setup).
+pub(super) fn key_words(
+    key: &[u8; 32],
+    stack: &mut crate::aead::secret::SetupStack,
+) -> Box<zeroize::Zeroizing<[u32; 8]>> {
+    // Built in registers and moved into the box (`malloc`; a zeroed box
+    // is a slower `calloc`); any stack copy lies in the scrubbed frames.
+    let words: [u32; 8] =
+        core::array::from_fn(|i| u32::from_le_bytes(core::array::from_fn(|j| key[4 * i + j])));
+    stack.mark();
+    Box::new(zeroize::Zeroizing::new(words))
 }
 
 /// Compares the computed tag with the received one in constant time; on a

@@ -1,0 +1,139 @@
+//! Stack hygiene: what every engine uses to leave no key material, keystream
+//! or plaintext in the stack it ran on.
+//!
+//! The engines wipe the temporaries they name; what the compiler spills
+//! (register pressure puts round keys, AES states and ChaCha20 key words on
+//! the stack) they cannot name, so each call is followed by a scrub of the
+//! stack below the caller: as deep as the engine's frame measured at run
+//! time ([`scrub_below`]), or a fixed depth where `tests/stack_residue.rs`
+//! shows one suffices. Key setup is scrubbed the same way
+//! ([`SetupStack`]). The base provider's own code is scrubbed only where a
+//! key opts in (`Hardening::scrub_base_stack`).
+
+/// This function's stack pointer (its frame's lowest address, once the
+/// prologue has run: these frames have a fixed size).
+#[inline(always)]
+#[allow(unsafe_code)]
+pub(crate) fn stack_pointer() -> usize {
+    let sp: usize;
+    // SAFETY: copies the stack pointer to a register; touches no memory, stack or flags.
+    #[cfg(target_arch = "x86_64")]
+    unsafe {
+        core::arch::asm!("mov {}, rsp", out(reg) sp, options(nomem, nostack, preserves_flags));
+    }
+    // SAFETY: as above.
+    #[cfg(target_arch = "aarch64")]
+    unsafe {
+        core::arch::asm!("mov {}, sp", out(reg) sp, options(nomem, nostack, preserves_flags));
+    }
+    // Elsewhere: a local's address, which lies within this frame.
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    {
+        let here = 0u8;
+        sp = core::ptr::addr_of!(here) as usize;
+    }
+    sp
+}
+
+/// Overwrites the `N` bytes of stack just below the caller's frame, where
+/// the frames of the calls it just made lay: what the compiler spilled
+/// there and what the base provider's C code left. Each caller's `N` covers
+/// the deepest secret `tests/stack_residue.rs` finds below it, with room to
+/// spare; that test fails if one is left.
+///
+/// Safe code: a zeroed local array the size of the region, kept by
+/// `black_box` (the stores cannot be elided), in a frame of its own.
+#[inline(never)]
+pub(crate) fn scrub_stack<const N: usize>() {
+    let mut dead = [0u8; N];
+    core::hint::black_box(&mut dead);
+}
+
+/// [`scrub_stack`] at least `depth` bytes deep, for a depth measured at run
+/// time, in constant-size steps (512 bytes apart up to 3 KiB, then 4, 8,
+/// 16 and 64 KiB). Optimised engine frames are 1–2.5 KiB (opt-levels 2 and
+/// 3); the steps from 8 KiB on are for unoptimised and sanitizer builds
+/// (the fuzz targets'), whose frames are far larger. A depth past 64 KiB
+/// (no build makes such a frame) gets the 64 KiB scrub: this runs after a
+/// record, and an open's failure must still zero its buffer, so it does not
+/// panic.
+#[inline(always)]
+pub(crate) fn scrub_stack_to(depth: usize) {
+    match depth {
+        0..=512 => scrub_stack::<512>(),
+        513..=1024 => scrub_stack::<1024>(),
+        1025..=1536 => scrub_stack::<1536>(),
+        1537..=2048 => scrub_stack::<2048>(),
+        2049..=2560 => scrub_stack::<2560>(),
+        2561..=3072 => scrub_stack::<3072>(),
+        3073..=4096 => scrub_stack::<4096>(),
+        4097..=8192 => scrub_stack::<8192>(),
+        8193..=16384 => scrub_stack::<16384>(),
+        _ => scrub_stack::<65536>(),
+    }
+}
+
+/// Bytes scrubbed below a measured frame as well: the frames of what it
+/// calls (`memset`, `memcpy`; they keep nothing on the stack) and the
+/// return addresses.
+const SCRUB_MARGIN: usize = 256;
+
+/// Scrubs the stack an entry point used: from `top`, the caller's stack
+/// pointer when it called, down to `bottom`, the entry point's frame (see
+/// [`stack_pointer`]), and [`SCRUB_MARGIN`] below that. Measured per call,
+/// so the depth follows the frame the compiler made at whatever opt-level.
+#[inline(always)]
+pub(crate) fn scrub_below(top: usize, bottom: usize) {
+    scrub_stack_to(top.saturating_sub(bottom) + SCRUB_MARGIN);
+}
+
+/// Stack scrubbed after the base provider builds a key, where the key opts
+/// in (`Hardening::scrub_base_stack`; ring's key setup left copies of its
+/// key schedule 4.5 KiB deep).
+pub(crate) const SCRUB_BASE_KEY_SETUP: usize = 6144;
+
+/// The lowest stack pointer a key setup of ours reached: each engine's
+/// deepest setup frame reports its own ([`Self::mark`]), and the scrub
+/// after the setup goes that deep ([`Self::scrub`]).
+pub(crate) struct SetupStack {
+    top: usize,
+    low: usize,
+}
+
+impl SetupStack {
+    /// Before the setup, in the frame that scrubs after it.
+    #[inline(always)]
+    pub(crate) fn new() -> Self {
+        let top = stack_pointer();
+        Self { top, low: top }
+    }
+
+    /// Called in a setup's deepest frame (the one that expands the key).
+    #[inline(always)]
+    pub(crate) fn mark(&mut self) {
+        self.low = self.low.min(stack_pointer());
+    }
+
+    /// Scrubs from the top down to the lowest mark (and the margin).
+    #[inline(always)]
+    pub(crate) fn scrub(self) {
+        scrub_below(self.top, self.low);
+    }
+}
+
+/// The scrub after building a key on `backend`: as deep as our engine's
+/// setup went, or on `Base` (the base provider's code, whose frames we
+/// cannot measure) [`SCRUB_BASE_KEY_SETUP`] bytes where `hardening` asks
+/// for it and none otherwise, as the base provider itself leaves them.
+#[inline(always)]
+pub(crate) fn scrub_after_setup(
+    stack: SetupStack,
+    backend: super::Backend,
+    hardening: super::Hardening,
+) {
+    if backend != super::Backend::Base {
+        stack.scrub();
+    } else if hardening.scrubs_base_stack() {
+        scrub_stack::<SCRUB_BASE_KEY_SETUP>();
+    }
+}
