@@ -4,7 +4,9 @@
 //! ```text
 //! taskset -c 1 cargo bench -p rustls-fusion-benches --bench keys -- [parts]
 //! ```
-//! `parts`: any of `aead,quic,tls,quinn` (default all four).
+//! `parts`: any of `aead,quic,tls,quinn` (default all four); `only=<name>`
+//! after it times only the AEAD makers whose name contains `<name>` (a
+//! backend or a peer, for a profiler).
 //!
 //! - `aead`: build and drop one AEAD key (ns, best of 7 rounds of 20,000,
 //!   the implementations interleaved within each round): every backend of
@@ -107,7 +109,22 @@ fn peer(alg: Alg, make: fn(bool, &[u8]) -> Reference) -> Box<dyn FnMut(u64)> {
     })
 }
 
-fn aead() {
+fn aead(only: Option<&str>) {
+    if let Some(only) = only {
+        for alg in Alg::ALL {
+            let mut makers: Vec<Maker> = alg
+                .backends()
+                .iter()
+                .map(|&b| (b.to_string(), ours(alg, b)))
+                .filter(|(n, _)| n.contains(only))
+                .collect();
+            let times = best_of(&mut makers);
+            for ((name, _), t) in makers.iter().zip(times) {
+                println!("{} {name}: {t:.0} ns", self::name(alg));
+            }
+        }
+        return;
+    }
     println!("## AEAD key setup (build and drop, ns per key)\n");
     println!("| key | ours (backend) | aws-lc-rs | ring | BoringSSL | best peer / ours |");
     println!("|---|---|---|---|---|---|");
@@ -353,13 +370,13 @@ fn quinn() {
 }
 
 fn main() {
-    let parts = std::env::args()
-        .skip(1)
-        .find(|a| !a.starts_with("--"))
-        .unwrap_or_else(|| "aead,quic,tls,quinn".into());
+    let mut args = std::env::args().skip(1).filter(|a| !a.starts_with("--"));
+    let parts = args.next().unwrap_or_else(|| "aead,quic,tls,quinn".into());
+    let only = args.next();
+    let only = only.as_deref().and_then(|o| o.strip_prefix("only="));
     for part in parts.split(',') {
         match part {
-            "aead" => aead(),
+            "aead" => aead(only),
             "quic" => quic(),
             "tls" => tls(),
             "quinn" => quinn(),

@@ -78,6 +78,9 @@ const SCHOOLBOOK_OPEN_FROM: usize = 4096;
 /// halves (`lo ^ hi` of each power) are stored, or 0 where they are computed
 /// from the power when loaded (one shuffle and one XOR per register), which
 /// keeps a key of the ymm engine within the size of ring's.
+/// `repr(C)` and 16-byte aligned: every entry is 16-byte aligned (the
+/// fields are whole entries), which the wipe on drop relies on.
+#[repr(C, align(16))]
 pub(super) struct KeyData<V, const NR: usize, const P: usize, const X: usize> {
     /// AES round keys (`NR + 1` used: 11 for AES-128, 15 for AES-256).
     rk: [[u8; 16]; 15],
@@ -96,13 +99,25 @@ impl<V, const NR: usize, const P: usize, const X: usize> Drop for KeyData<V, NR,
     }
 }
 
-/// Zeroes `x` with one volatile write of the whole array (wide stores;
-/// `zeroize` writes byte by byte, which made dropping a zmm key cost more
-/// than building it).
+/// Zeroes `x` with one volatile 16-byte store per entry (`zeroize` writes
+/// byte by byte, and a volatile write of the whole array goes through a
+/// stack copy and `memcpy`: either made dropping a zmm key cost more than
+/// building it). Every entry must be 16-byte aligned: `x` is a field of
+/// [`KeyData`] or [`Aligned`] (checked in debug builds).
 #[inline(always)]
 fn wipe_blocks<const N: usize>(x: &mut [[u8; 16]; N]) {
-    // SAFETY: `x` is a valid, aligned `&mut` to exactly the type written.
-    unsafe { core::ptr::write_volatile(x, [[0; 16]; N]) };
+    debug_assert!(
+        x.as_ptr().cast::<__m128i>().is_aligned(),
+        "16-byte aligned entries"
+    );
+    for entry in x.iter_mut() {
+        // SAFETY: `entry` is a valid `&mut [u8; 16]`, 16 writable bytes, 16-byte aligned
+        // (this fn's requirement: the containers are `repr(C, align(16))` of whole entries).
+        unsafe {
+            let p = core::ptr::from_mut(entry).cast::<__m128i>();
+            core::ptr::write_volatile(p, _mm_setzero_si128());
+        }
+    }
     core::sync::atomic::compiler_fence(core::sync::atomic::Ordering::SeqCst);
 }
 
@@ -693,7 +708,11 @@ unsafe fn mul_lanes<V: Lanes>(a: V, b: V) -> V {
 
 /// AES round keys on their own (AES-ECB, and the extra block of
 /// `seal_with_block`); zeroized on drop.
-pub(crate) struct RoundKeys<const NR: usize>(Box<[[u8; 16]; 15]>);
+pub(crate) struct RoundKeys<const NR: usize>(Box<Aligned<15>>);
+
+/// Entries 16-byte aligned, for the wipe on drop.
+#[repr(C, align(16))]
+struct Aligned<const N: usize>([[u8; 16]; N]);
 
 impl<const NR: usize> RoundKeys<NR> {
     /// `None` unless this CPU has AES-NI (with SSSE3 and PCLMULQDQ: the
@@ -707,17 +726,17 @@ impl<const NR: usize> RoundKeys<NR> {
             return None;
         }
         // Uninitialised (`malloc`, not `calloc`): `expand_round_keys` writes it all.
-        let mut rk = Box::<[[u8; 16]; 15]>::new_uninit();
+        let mut rk = Box::<Aligned<15>>::new_uninit();
         // SAFETY: AES-NI was detected and the key length checked; `expand_round_keys` writes
         // all 15 entries, so `rk` is initialised after it.
         unsafe {
-            expand_round_keys(rk.as_mut_ptr(), key, stack);
+            expand_round_keys(rk.as_mut_ptr().cast(), key, stack);
             Some(Self(rk.assume_init()))
         }
     }
 
     pub(crate) fn keys(&self) -> &[[u8; 16]; 15] {
-        &self.0
+        &self.0 .0
     }
 
     /// The first `B` bytes of the AES (ECB) encryption of each input,
@@ -728,13 +747,13 @@ impl<const NR: usize> RoundKeys<NR> {
     pub(crate) fn encrypt_prefix<const B: usize>(&self, inputs: &[[u8; 16]], out: &mut [[u8; B]]) {
         assert!(inputs.len() == out.len() && B <= 16, "one output per input");
         // SAFETY: a `RoundKeys` exists only where `new` detected AES-NI.
-        unsafe { ecb::<NR, B>(&self.0, inputs, out) }
+        unsafe { ecb::<NR, B>(&self.0 .0, inputs, out) }
     }
 }
 
 impl<const NR: usize> Drop for RoundKeys<NR> {
     fn drop(&mut self) {
-        wipe_blocks(&mut self.0);
+        wipe_blocks(&mut self.0 .0);
     }
 }
 
