@@ -301,10 +301,13 @@ fn tls() {
                     .iter()
                     .find(|s| s.suite() == id)
                     .expect("suite");
-                (
-                    Arc::new(client_config(pinned(p, suite), suite)),
-                    Arc::new(server_config(pinned(p, suite), suite)),
-                )
+                // Full handshakes only: no session resumption, no tickets.
+                let mut client = client_config(pinned(p, suite), suite);
+                client.resumption = rustls::client::Resumption::disabled();
+                let mut server = server_config(pinned(p, suite), suite);
+                server.session_storage = Arc::new(rustls::server::NoServerSessionStorage {});
+                server.send_tls13_tickets = 0;
+                (Arc::new(client), Arc::new(server))
             })
             .collect();
         const N: usize = 200;

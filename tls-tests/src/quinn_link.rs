@@ -192,6 +192,7 @@ fn configs(
     id: CipherSuite,
     gso: bool,
     zero_rtt: bool,
+    full_handshakes: bool,
 ) -> (ClientConfig, ServerConfig, Arc<Counts>, Arc<Counts>) {
     let cert = certs::ecdsa();
     let (client_counts, server_counts) = (Arc::new(Counts::default()), Arc::new(Counts::default()));
@@ -211,6 +212,10 @@ fn configs(
     if zero_rtt {
         server_tls.max_early_data_size = u32::MAX;
         client_tls.enable_early_data = true;
+    }
+    if full_handshakes {
+        client_tls.resumption = rustls::client::Resumption::disabled();
+        server_tls.send_tls13_tickets = 0;
     }
     let qs = QuicServerConfig::with_initial(Arc::new(server_tls), s_initial)
         .expect("QUIC server config");
@@ -336,7 +341,7 @@ pub fn run(t: &Transfer) -> Report {
 
 async fn run_async(t: &Transfer) -> Report {
     let (cc, sc, client_counts, server_counts) =
-        configs(&t.client, &t.server, t.suite, t.gso, false);
+        configs(&t.client, &t.server, t.suite, t.gso, false, false);
     let server = Endpoint::server(sc, "127.0.0.1:0".parse().unwrap()).expect("server endpoint");
     let server_addr = server.local_addr().expect("server address");
     let corrupted = Arc::new(AtomicUsize::new(0));
@@ -445,7 +450,7 @@ pub fn zero_rtt(
         .build()
         .expect("runtime");
     rt.block_on(async {
-        let (cc, sc, _, _) = configs(client, server, id, true, true);
+        let (cc, sc, _, _) = configs(client, server, id, true, true, false);
         let server = Endpoint::server(sc, "127.0.0.1:0".parse().unwrap()).expect("server endpoint");
         let addr = server.local_addr().unwrap();
         let server_task = tokio::spawn(async move {
@@ -491,7 +496,7 @@ pub fn zero_rtt(
 }
 
 /// `n` QUIC connections in turn between one client endpoint and one server
-/// endpoint over loopback, each a full handshake (ECDSA P-256, the
+/// endpoint over loopback, each a full handshake (no resumption; ECDSA P-256, the
 /// providers' default key exchange, suite `id` after AES-128-GCM Initial
 /// packets) followed by a close; returns the wall time of the `n`. Runs on
 /// a current-thread runtime, so client, server and quinn share one core.
@@ -506,7 +511,7 @@ pub fn connection_time(
         .build()
         .expect("runtime");
     rt.block_on(async {
-        let (cc, sc, _, _) = configs(client, server, id, false, false);
+        let (cc, sc, _, _) = configs(client, server, id, false, false, true);
         let server = Endpoint::server(sc, "127.0.0.1:0".parse().unwrap()).expect("server endpoint");
         let addr = server.local_addr().unwrap();
         let server_task = tokio::spawn(async move {

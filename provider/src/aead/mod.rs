@@ -175,8 +175,30 @@ pub(crate) trait Engine: Sized + Send + Sync {
     /// Key length in bytes.
     type Key;
 
+    /// This primitive's backends on any CPU of this target, best first
+    /// (`Base` last).
+    const ORDER: &'static [Backend];
+
+    /// Whether this CPU runs `backend` for this primitive.
+    fn runs(backend: Backend) -> bool;
+
     /// Backends this CPU can run for this primitive, best first.
-    fn backends() -> Vec<Backend>;
+    fn backends() -> Vec<Backend> {
+        Self::ORDER
+            .iter()
+            .copied()
+            .filter(|&b| Self::runs(b))
+            .collect()
+    }
+
+    /// The first of [`Self::backends`], without allocating (once per key).
+    fn best() -> Backend {
+        Self::ORDER
+            .iter()
+            .copied()
+            .find(|&b| Self::runs(b))
+            .unwrap_or(Backend::Base)
+    }
 
     /// Builds the key context on `backend`, or `None` if it cannot run here.
     /// Our engines mark their deepest setup frame in `stack`
@@ -222,7 +244,7 @@ macro_rules! aead_type {
             /// Makes a key on the best backend this CPU runs.
             #[inline(always)]
             pub fn new(key: &[u8; $key_len]) -> Self {
-                let best = Self::backends()[0];
+                let best = <$engine as $crate::aead::Engine>::best();
                 Self::with_hardening(key, best, $crate::aead::Hardening::NONE)
                     .expect("the best backend runs here")
             }
@@ -273,8 +295,13 @@ macro_rules! aead_type {
                 backend: Option<Backend>,
                 hardening: $crate::aead::Hardening,
             ) -> Option<Self> {
-                let backend = backend.unwrap_or_else(|| Self::backends()[0]);
+                let backend = backend.unwrap_or_else(Self::best);
                 Self::with_hardening(key, backend, hardening)
+            }
+
+            /// The first of [`Self::backends`] (what `new` picks).
+            pub(crate) fn best() -> Backend {
+                <$engine as $crate::aead::Engine>::best()
             }
 
             /// The backends this CPU runs, best first (`Base` is always last).

@@ -81,9 +81,9 @@ impl Cipher {
     /// The backend detection picks for this cipher's AEAD.
     fn best_backend(self) -> Backend {
         match self {
-            Self::Aes128Gcm => Aes128Gcm::backends()[0],
-            Self::Aes256Gcm => Aes256Gcm::backends()[0],
-            Self::ChaCha20Poly1305 => ChaCha20Poly1305::backends()[0],
+            Self::Aes128Gcm => Aes128Gcm::best(),
+            Self::Aes256Gcm => Aes256Gcm::best(),
+            Self::ChaCha20Poly1305 => ChaCha20Poly1305::best(),
         }
     }
 

@@ -63,23 +63,31 @@ macro_rules! each_engine {
 impl<const KEY_LEN: usize> Engine for AesGcm<KEY_LEN> {
     type Key = [u8; KEY_LEN];
 
-    fn backends() -> Vec<Backend> {
-        let mut backends = Vec::new();
+    #[cfg(target_arch = "x86_64")]
+    const ORDER: &'static [Backend] = &[
+        Backend::X86Vaes512,
+        Backend::X86Vaes,
+        Backend::X86AesNi,
+        Backend::Base,
+    ];
+    #[cfg(not(target_arch = "x86_64"))]
+    const ORDER: &'static [Backend] = &[Backend::Base];
+
+    fn runs(backend: Backend) -> bool {
         #[cfg(target_arch = "x86_64")]
         {
             let cpu = Features::get();
-            if cpu.vaes_clmul512 {
-                backends.push(Backend::X86Vaes512);
-            }
-            if cpu.vaes_clmul256 {
-                backends.push(Backend::X86Vaes);
-            }
-            if cpu.aes_clmul {
-                backends.push(Backend::X86AesNi);
+            match backend {
+                Backend::X86Vaes512 => cpu.vaes_clmul512,
+                Backend::X86Vaes => cpu.vaes_clmul256,
+                Backend::X86AesNi => cpu.aes_clmul,
+                _ => backend == Backend::Base,
             }
         }
-        backends.push(Backend::Base);
-        backends
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            backend == Backend::Base
+        }
     }
 
     fn new(key: &[u8; KEY_LEN], backend: Backend, stack: &mut SetupStack) -> Option<Self> {

@@ -615,7 +615,7 @@ pub(super) unsafe fn expand<V: Lanes, const NR: usize, const P: usize, const X: 
 ) {
     const {
         assert!(
-            P % V::BLOCKS == 0 && (P / V::BLOCKS).is_power_of_two(),
+            P.is_multiple_of(V::BLOCKS) && (P / V::BLOCKS).is_power_of_two(),
             "the doubling reaches P exactly"
         );
         assert!(matches!(V::BLOCKS, 1 | 2 | 4), "H¹ … H^B below");

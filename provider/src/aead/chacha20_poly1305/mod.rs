@@ -79,26 +79,33 @@ impl Engines {
 impl Engine for Engines {
     type Key = [u8; 32];
 
-    fn backends() -> Vec<Backend> {
-        let mut backends = Vec::new();
+    #[cfg(target_arch = "x86_64")]
+    const ORDER: &'static [Backend] = &[
+        Backend::X86Avx512Ifma,
+        Backend::X86Avx512,
+        Backend::X86Avx2,
+        Backend::X86Ssse3,
+        Backend::Base,
+    ];
+    #[cfg(not(target_arch = "x86_64"))]
+    const ORDER: &'static [Backend] = &[Backend::Base];
+
+    fn runs(backend: Backend) -> bool {
         #[cfg(target_arch = "x86_64")]
         {
             let cpu = Features::get();
-            if cpu.avx2 && cpu.avx512ifma {
-                backends.push(Backend::X86Avx512Ifma);
-            }
-            if cpu.avx2 && cpu.avx512 {
-                backends.push(Backend::X86Avx512);
-            }
-            if cpu.avx2 {
-                backends.push(Backend::X86Avx2);
-            }
-            if cpu.ssse3 {
-                backends.push(Backend::X86Ssse3);
+            match backend {
+                Backend::X86Avx512Ifma => cpu.avx2 && cpu.avx512ifma,
+                Backend::X86Avx512 => cpu.avx2 && cpu.avx512,
+                Backend::X86Avx2 => cpu.avx2,
+                Backend::X86Ssse3 => cpu.ssse3,
+                _ => backend == Backend::Base,
             }
         }
-        backends.push(Backend::Base);
-        backends
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            backend == Backend::Base
+        }
     }
 
     fn new(key: &[u8; 32], backend: Backend, stack: &mut SetupStack) -> Option<Self> {
