@@ -923,10 +923,11 @@ unsafe fn gf_mul(a: __m128i, b: __m128i) -> __m128i {
 
 macro_rules! expand_step {
     ($prev:expr, $assist:expr, $shuffle:literal) => {{
+        // Prefix XOR of the four words in two steps (4 and 8 bytes), not
+        // three: the key schedule is one serial chain.
         let mut k = $prev;
         k = _mm_xor_si128(k, _mm_slli_si128(k, 4));
-        k = _mm_xor_si128(k, _mm_slli_si128(k, 4));
-        k = _mm_xor_si128(k, _mm_slli_si128(k, 4));
+        k = _mm_xor_si128(k, _mm_slli_si128(k, 8));
         _mm_xor_si128(k, _mm_shuffle_epi32($assist, $shuffle))
     }};
 }

@@ -395,12 +395,18 @@ pub(super) fn key_words(
     key: &[u8; 32],
     stack: &mut crate::aead::secret::SetupStack,
 ) -> Box<zeroize::Zeroizing<[u32; 8]>> {
-    // Built in registers and moved into the box (`malloc`; a zeroed box
-    // is a slower `calloc`); any stack copy lies in the scrubbed frames.
-    let words: [u32; 8] =
-        core::array::from_fn(|i| u32::from_le_bytes(core::array::from_fn(|j| key[4 * i + j])));
+    // Allocated first (`malloc`; a zeroed box is a slower `calloc`), then
+    // the words go from the caller's key straight into it: no key word is
+    // live across the allocation, where it would be spilled.
+    let mut words = Box::<zeroize::Zeroizing<[u32; 8]>>::new_uninit();
     stack.mark();
-    Box::new(zeroize::Zeroizing::new(words))
+    // SAFETY: `write` initialises the whole box, so `assume_init` is sound.
+    unsafe {
+        words.write(zeroize::Zeroizing::new(core::array::from_fn(|i| {
+            u32::from_le_bytes(core::array::from_fn(|j| key[4 * i + j]))
+        })));
+        words.assume_init()
+    }
 }
 
 /// Compares the computed tag with the received one in constant time; on a
