@@ -6,7 +6,9 @@
 #     our engine for the class against aws-lc-rs and BoringSSL limited to it
 #     with OPENSSL_ia32cap, and ring where its code for the class runs here);
 #   - `Base` against the base provider (aws-lc-rs) alone;
-#   - QUIC per packet through rustls's `quic` objects, per class.
+#   - QUIC per packet through rustls's `quic` objects, per class;
+#   - key setup against aws-lc-rs, ring and BoringSSL, and full handshakes
+#     through rustls and quinn against aws-lc-rs (benches/keys.rs).
 # One file per CPU model, so a run on another machine adds its CPU instead
 # of overwriting this one; a rerun on the same CPU replaces its file (git
 # shows what moved). docs/performance.md summarises the records.
@@ -31,6 +33,7 @@ flags=$(field flags | tr ' ' '\n' | grep -xE 'aes|pclmulqdq|ssse3|avx|avx2|bmi2|
 
 cargo bench -q -p rustls-fusion-benches --bench interleaved --no-run >/dev/null 2>&1
 cargo bench -q -p rustls-fusion-benches --bench quic --no-run >/dev/null 2>&1
+cargo bench -q -p rustls-fusion-benches --bench keys --no-run >/dev/null 2>&1
 
 tmp=$(mktemp)
 {
@@ -64,6 +67,13 @@ tmp=$(mktemp)
         CPU_CLASS=$class taskset -c "$core" cargo bench -q -p rustls-fusion-benches --bench quic 2>/dev/null \
             | sed -n '/^CPU class/,$p' || echo "(skipped: this CPU does not run the class's engines)"
     done
+    echo
+    echo "## Key setup and handshakes"
+    echo
+    echo "Command: \`taskset -c $core cargo bench -p rustls-fusion-benches --bench keys\`"
+    echo "(what each part measures: benches/keys.rs)."
+    echo
+    taskset -c "$core" cargo bench -q -p rustls-fusion-benches --bench keys 2>/dev/null | sed 's/^## /### /'
 } >"$tmp"
 mv "$tmp" "$out"
 echo "$out"
