@@ -59,7 +59,8 @@ impl Alg {
 /// schedule inline (about 550 bytes) and does not wipe it: it is boxed
 /// (which also keeps our engine enums small) and the box is zeroed when the
 /// key is dropped. The copies both libraries leave on the stack while
-/// building a key are scrubbed by the caller (`with_hardening`).
+/// building a key are scrubbed by the caller where the key opts in
+/// (`Hardening::scrub_base_stack`, `secret::scrub_after_setup`).
 pub(crate) struct Base(Inner, Alg, bool);
 
 #[cfg(feature = "aws-lc-rs")]

@@ -124,8 +124,9 @@ impl Hardening {
 
     /// On [`Backend::Base`], overwrite the stack the base provider's code
     /// used after every seal, open and header-protection mask (2.8 KiB for
-    /// AES-GCM, 1.3 KiB for ChaCha20-Poly1305, 1 KiB for a mask). No effect
-    /// on our own engines, which always scrub what they need.
+    /// AES-GCM, 1.3 KiB for ChaCha20-Poly1305, 1 KiB for a mask) and after
+    /// building the key (6 KiB). No effect on our own engines, which always
+    /// scrub what they need.
     pub const fn scrub_base_stack(self, on: bool) -> Self {
         Self {
             scrub_base_stack: on,

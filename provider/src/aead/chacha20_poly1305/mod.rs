@@ -10,6 +10,8 @@ mod poly1305;
 #[cfg(target_arch = "x86_64")]
 mod poly1305_ifma;
 #[cfg(target_arch = "x86_64")]
+mod scalar;
+#[cfg(target_arch = "x86_64")]
 mod x86_64;
 #[cfg(target_arch = "x86_64")]
 #[cfg(target_arch = "x86_64")]

@@ -273,16 +273,23 @@ macro_rules! x86_backend {
             /// If the lengths differ, or `B > 16`.
             pub(crate) fn blocks<const B: usize>(&self, inputs: &[[u8; 16]], out: &mut [[u8; B]]) {
                 assert!(inputs.len() == out.len() && B <= 16, "one output per input");
+                if let ([input], [o]) = (inputs, &mut *out) {
+                    // One input: in general registers (`scalar.rs`), in a
+                    // frame of its own whose spills the scrub reaches.
+                    #[inline(never)]
+                    fn one<const B: usize>(key: &[u32; 8], input: &[u8; 16], o: &mut [u8; B]) {
+                        *o = $crate::aead::chacha20_poly1305::scalar::block_prefix(key, input);
+                    }
+                    one(&self.0, input, o);
+                    $crate::aead::secret::scrub_stack::<
+                        { $crate::aead::chacha20_poly1305::x86_64::SCRUB_ONE_BLOCK },
+                    >();
+                    return;
+                }
                 // SAFETY: as for `seal`.
                 unsafe { blocks(&self.0, inputs, out) };
-                // One input is one horizontal call, which spills what a
-                // short record's does (`$scrub_small`); several are
-                // vertical passes, whose rows spill.
-                if inputs.len() > 1 {
-                    $crate::aead::secret::scrub_stack::<$scrub_blocks>();
-                } else if $scrub_small > 0 {
-                    $crate::aead::secret::scrub_stack::<$scrub_small>();
-                }
+                // Several inputs are vertical passes, whose rows spill.
+                $crate::aead::secret::scrub_stack::<$scrub_blocks>();
             }
         }
 
@@ -388,6 +395,10 @@ macro_rules! x86_backend {
     };
 }
 pub(super) use x86_backend;
+
+/// Stack scrubbed after one header-protection block in general registers
+/// (`scalar::block_prefix`, whose frame holds the spilled state).
+pub(super) const SCRUB_ONE_BLOCK: usize = 512;
 
 /// The key as eight little-endian words, written straight into their box
 /// (this frame, marked in `stack`, is the deepest of the setup).
@@ -1716,10 +1727,10 @@ fn finish(poly: &mut Poly1305, aad_len: usize, n: usize) -> [u8; TAG_LEN] {
 }
 
 /// The first `B` bytes of ChaCha20 block `inputs[i]` into `out[i]`, where
-/// each input is the block's `LE32(counter) ‖ nonce` (RFC 8439 §2.3): one
-/// horizontal block for a single input (latency), vertical passes of
-/// `L::N` blocks for several. The temporaries holding key and keystream
-/// are wiped before returning.
+/// each input is the block's `LE32(counter) ‖ nonce` (RFC 8439 §2.3), in
+/// vertical passes of `L::N` blocks (a single input takes the scalar block
+/// instead: `Key::blocks`). The temporaries holding key and keystream are
+/// wiped before returning.
 ///
 /// # Safety
 /// The CPU has `L`'s features; `out.len() == inputs.len()` and `B <= 16`.
@@ -1733,62 +1744,50 @@ pub(super) unsafe fn independent_blocks<L: Lanes, const B: usize>(
     // to `ks[..L::N * 64]` for input and output, and the volatile writes target elements of the
     // local `x`.
     unsafe {
-        let mut block = [0u8; 64];
-        if let ([input], [o]) = (inputs, &mut *out) {
-            let state = State::new(key, input[4..].try_into().expect("12 bytes"));
-            let placeholder = Poly1305::new(&[0; 32]);
-            // One block: lane 0 of the row registers.
-            let counter = u32::from_le_bytes(input[..4].try_into().expect("4 bytes"));
-            horizontal::<L, 1, _>(&state, counter, &mut block, &placeholder, NoRun);
-            o.copy_from_slice(&block[..B]);
-        } else {
-            let state = State::new(key, &[0; NONCE_LEN]);
-            let mut ks = [0u8; MAX_BATCH];
-            for (chunk, outs) in inputs.chunks(L::N).zip(out.chunks_mut(L::N)) {
-                // Words 12..16 of every block, lane-major per word.
-                let mut words = [[0u32; 16]; 4];
-                for (lane, input) in chunk.iter().enumerate() {
-                    for (w, bytes) in words.iter_mut().zip(input.chunks_exact(4)) {
-                        w[lane] = u32::from_le_bytes(bytes.try_into().expect("4 bytes"));
-                    }
-                }
-                let mut x = [L::splat(0); 16];
-                for (i, xi) in x.iter_mut().enumerate().take(12) {
-                    *xi = L::splat(state.word(key, i));
-                }
-                for (i, w) in words.iter().enumerate() {
-                    x[12 + i] = L::load_lanes(&w[..L::N]);
-                }
-                let init = x;
-                for _ in 0..10 {
-                    let [x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10, x11, x12, x13, x14, x15] =
-                        &mut x;
-                    quarter(x0, x4, x8, x12);
-                    quarter(x1, x5, x9, x13);
-                    quarter(x2, x6, x10, x14);
-                    quarter(x3, x7, x11, x15);
-                    quarter(x0, x5, x10, x15);
-                    quarter(x1, x6, x11, x12);
-                    quarter(x2, x7, x8, x13);
-                    quarter(x3, x4, x9, x14);
-                }
-                for (xi, i) in x.iter_mut().zip(init) {
-                    *xi = xi.add(i);
-                }
-                let ks = &mut ks[..L::N * 64];
-                ks.fill(0);
-                let p = ks.as_mut_ptr();
-                L::xor_vertical(&x, p, p);
-                for (lane, o) in outs.iter_mut().enumerate() {
-                    o.copy_from_slice(&ks[lane * 64..lane * 64 + B]);
-                }
-                for v in x.iter_mut() {
-                    core::ptr::write_volatile(v, L::splat(0));
+        let state = State::new(key, &[0; NONCE_LEN]);
+        let mut ks = [0u8; MAX_BATCH];
+        for (chunk, outs) in inputs.chunks(L::N).zip(out.chunks_mut(L::N)) {
+            // Words 12..16 of every block, lane-major per word.
+            let mut words = [[0u32; 16]; 4];
+            for (lane, input) in chunk.iter().enumerate() {
+                for (w, bytes) in words.iter_mut().zip(input.chunks_exact(4)) {
+                    w[lane] = u32::from_le_bytes(bytes.try_into().expect("4 bytes"));
                 }
             }
-            wipe(&mut ks);
+            let mut x = [L::splat(0); 16];
+            for (i, xi) in x.iter_mut().enumerate().take(12) {
+                *xi = L::splat(state.word(key, i));
+            }
+            for (i, w) in words.iter().enumerate() {
+                x[12 + i] = L::load_lanes(&w[..L::N]);
+            }
+            let init = x;
+            for _ in 0..10 {
+                let [x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10, x11, x12, x13, x14, x15] = &mut x;
+                quarter(x0, x4, x8, x12);
+                quarter(x1, x5, x9, x13);
+                quarter(x2, x6, x10, x14);
+                quarter(x3, x7, x11, x15);
+                quarter(x0, x5, x10, x15);
+                quarter(x1, x6, x11, x12);
+                quarter(x2, x7, x8, x13);
+                quarter(x3, x4, x9, x14);
+            }
+            for (xi, i) in x.iter_mut().zip(init) {
+                *xi = xi.add(i);
+            }
+            let ks = &mut ks[..L::N * 64];
+            ks.fill(0);
+            let p = ks.as_mut_ptr();
+            L::xor_vertical(&x, p, p);
+            for (lane, o) in outs.iter_mut().enumerate() {
+                o.copy_from_slice(&ks[lane * 64..lane * 64 + B]);
+            }
+            for v in x.iter_mut() {
+                core::ptr::write_volatile(v, L::splat(0));
+            }
         }
-        wipe(&mut block);
+        wipe(&mut ks);
     }
 }
 
