@@ -323,19 +323,25 @@ fn tls() {
                 rates[i].push(N as f64 / start.elapsed().as_secs_f64());
             }
         }
-        let mut ratios: Vec<f64> = rates[0].iter().zip(&rates[1]).map(|(a, b)| a / b).collect();
-        ratios.sort_by(f64::total_cmp);
-        let best = |v: &[f64]| v.iter().copied().fold(0.0, f64::max);
-        println!(
-            "| {id:?} | {:.0} | {:.0} | {:.3} ({:.3}–{:.3}) |",
-            best(&rates[0]),
-            best(&rates[1]),
-            ratios[ratios.len() / 2],
-            ratios[0],
-            ratios[ratios.len() - 1]
-        );
+        rate_row(id, &rates);
     }
     println!();
+}
+
+/// One table row: each side's best rate, and the median and range over
+/// rounds of ours over aws-lc-rs's.
+fn rate_row(id: CipherSuite, rates: &[Vec<f64>; 2]) {
+    let mut ratios: Vec<f64> = rates[0].iter().zip(&rates[1]).map(|(a, b)| a / b).collect();
+    ratios.sort_by(f64::total_cmp);
+    let best = |v: &[f64]| v.iter().copied().fold(0.0, f64::max);
+    println!(
+        "| {id:?} | {:.0} | {:.0} | {:.3} ({:.3}–{:.3}) |",
+        best(&rates[0]),
+        best(&rates[1]),
+        ratios[ratios.len() / 2],
+        ratios[0],
+        ratios[ratios.len() - 1]
+    );
 }
 
 fn quinn() {
@@ -357,17 +363,7 @@ fn quinn() {
                 rates[i].push(N as f64 / t.as_secs_f64());
             }
         }
-        let mut ratios: Vec<f64> = rates[0].iter().zip(&rates[1]).map(|(a, b)| a / b).collect();
-        ratios.sort_by(f64::total_cmp);
-        let best = |v: &[f64]| v.iter().copied().fold(0.0, f64::max);
-        println!(
-            "| {id:?} | {:.0} | {:.0} | {:.3} ({:.3}–{:.3}) |",
-            best(&rates[0]),
-            best(&rates[1]),
-            ratios[ratios.len() / 2],
-            ratios[0],
-            ratios[ratios.len() - 1]
-        );
+        rate_row(id, &rates);
     }
     println!();
 }
