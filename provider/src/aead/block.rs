@@ -88,6 +88,9 @@ impl BlockKey {
         hardening: Hardening,
         stack: &mut SetupStack,
     ) -> Option<Self> {
+        // Off x86-64 only `Base` runs, which marks no frame.
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = stack;
         assert_eq!(key.len(), kind.key_len(), "block key length");
         #[cfg(target_arch = "x86_64")]
         {

@@ -110,6 +110,7 @@ impl SetupStack {
 
     /// Called in a setup's deepest frame (the one that expands the key).
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     pub(crate) fn mark(&mut self) {
         self.low = self.low.min(stack_pointer());
     }

@@ -111,6 +111,9 @@ impl Engine for Engines {
     }
 
     fn new(key: &[u8; 32], backend: Backend, stack: &mut SetupStack) -> Option<Self> {
+        // Off x86-64 only `Base` runs, which marks no frame.
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = stack;
         match backend {
             Backend::Base => Some(Self::Base(Base::new(base::Alg::ChaCha20Poly1305, key))),
             #[cfg(target_arch = "x86_64")]
