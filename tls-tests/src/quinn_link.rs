@@ -158,7 +158,8 @@ pub struct Transfer {
     /// Key updates the client forces, spread over its sending.
     pub key_updates: usize,
     pub gso: bool,
-    /// Corrupt the n-th datagram from client to server in a relay.
+    /// Corrupt the n-th datagram from client to server in a relay, and every
+    /// `CORRUPT_EVERY`-th after it, `CORRUPT_COUNT` in all.
     pub corrupt: Option<usize>,
 }
 
@@ -281,8 +282,15 @@ async fn receive(stream: &mut quinn::RecvStream) -> (usize, Vec<u8>) {
     (total, ctx.finish().as_ref().to_vec())
 }
 
+/// Datagrams a corrupting relay corrupts, and their spacing: loopback UDP
+/// drops datagrams when the receiver falls behind (seen under qemu), so a
+/// single corrupted datagram may never reach the server's open.
+pub const CORRUPT_COUNT: usize = 8;
+pub const CORRUPT_EVERY: usize = 64;
+
 /// A UDP relay between `client_side` and `server`; corrupts the `corrupt`-th
-/// datagram from the client (one bit of its last byte: tag or payload).
+/// datagram from the client and every `CORRUPT_EVERY`-th after it,
+/// `CORRUPT_COUNT` in all (one bit of the last byte: tag or payload).
 async fn relay(
     relay: tokio::net::UdpSocket,
     server: SocketAddr,
@@ -302,7 +310,12 @@ async fn relay(
                 let Ok((n, peer)) = r else { return };
                 client = Some(peer);
                 from_client += 1;
-                if Some(from_client) == corrupt {
+                let hit = corrupt.is_some_and(|first| {
+                    from_client >= first
+                        && (from_client - first) % CORRUPT_EVERY == 0
+                        && (from_client - first) / CORRUPT_EVERY < CORRUPT_COUNT
+                });
+                if hit {
                     a[n - 1] ^= 0x01;
                     done.fetch_add(1, Ordering::Relaxed);
                 }
