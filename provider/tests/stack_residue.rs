@@ -263,7 +263,7 @@ fn gf128_mul(x: [u8; 16], y: [u8; 16]) -> [u8; 16] {
     z.to_be_bytes()
 }
 
-/// The engines' form of a hash-key power (see `expand` in aes_gcm/x86_64.rs).
+/// The engines' form of a hash-key power (see `expand` in aes_gcm/x86_64/key.rs).
 fn twisted(h: [u8; 16]) -> [u8; 16] {
     let v = u128::from_be_bytes(h);
     let carry = (v >> 127).wrapping_neg();

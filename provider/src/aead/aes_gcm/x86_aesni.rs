@@ -1,5 +1,5 @@
 //! AES-GCM on AES-NI + PCLMULQDQ (xmm, one block per register): for
-//! x86-64 CPUs without VAES. The stitched kernel is in `x86_64.rs`.
+//! x86-64 CPUs without VAES. The stitched kernel is in `x86_64/`.
 //!
 //! Two builds of it: with AVX (VEX-encoded three-operand instructions,
 //! fewer register copies; every such CPU since Sandy Bridge and Bulldozer)

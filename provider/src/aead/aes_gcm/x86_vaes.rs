@@ -1,6 +1,6 @@
 //! AES-GCM on VAES + VPCLMULQDQ with 256-bit AVX2 registers (two blocks per
 //! register, sixteen per batch): AMD Zen 3+, Intel Ice Lake+. The stitched
-//! kernel is in `x86_64.rs`; this file supplies the ymm lane type.
+//! kernel is in `x86_64/`; this file supplies the ymm lane type.
 #![allow(unsafe_code)]
 
 use core::arch::x86_64::*;

@@ -1,6 +1,6 @@
 //! AES-GCM on VAES + VPCLMULQDQ with 512-bit AVX-512 registers (four blocks
 //! per register, thirty-two per batch): AMD Zen 4+, Intel Ice Lake+ server.
-//! Same stitched kernel as the ymm engine (`x86_64.rs`) at half the
+//! Same stitched kernel as the ymm engine (`x86_64/`) at half the
 //! instructions per byte, which is what the loop is bound by on Zen 4.
 //! Preferred only where AVX-512 is present; CPUs that downclock on 512-bit
 //! vectors can pin `X86Vaes` instead.

@@ -2,7 +2,7 @@
 //!
 //! Backends, best first: `X86Avx512` (16 blocks per pass on zmm),
 //! `X86Avx2` (8 on ymm), `X86Ssse3` (4 on xmm, for x86-64 CPUs without
-//! AVX2), all one kernel (`x86_64.rs`) over their lane type with scalar
+//! AVX2), all one kernel (`x86_64/`) over their lane type with scalar
 //! Poly1305 stitched in; `Base` (the base provider's ChaCha20-Poly1305).
 
 #[cfg(target_arch = "x86_64")]

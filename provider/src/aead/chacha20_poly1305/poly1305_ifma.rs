@@ -7,7 +7,7 @@
 //! except the last, which multiplies each lane by r^(8−b) for its block
 //! `b`; the lanes' sum is then the run's Horner sum (h entering in lane 0).
 //! `X86Avx512Ifma` runs it where no ChaCha20 round runs beside it (see
-//! `padded_serial` in `x86_64.rs`): stitched between a zmm pass's rounds it
+//! `padded_serial` in `x86_64/phased.rs`): stitched between a zmm pass's rounds it
 //! was slower than the scalar chains, which use the integer units.
 //!
 //! The powers come from the scalar `Poly1305` (`ifma_powers`), once per

@@ -1,6 +1,6 @@
 //! ChaCha20-Poly1305 on AVX2: ymm lanes, 8 blocks per vertical pass, two
 //! blocks per horizontal register (one per 128-bit half), scalar Poly1305
-//! with BMI2. The engine is `x86_64.rs`'s.
+//! with BMI2. The engine is `x86_64/`'s.
 #![allow(unsafe_code)]
 
 use core::arch::x86_64::*;

@@ -3,7 +3,7 @@
 //! and `vprold` rotates in one instruction; four blocks per horizontal
 //! register (one per 128-bit lane), whose 8-block call also runs the
 //! Poly1305 chain steps of up to 1 KiB between its rounds. The engine is
-//! `x86_64.rs`'s.
+//! `x86_64/`'s.
 #![allow(unsafe_code)]
 
 use core::arch::x86_64::*;

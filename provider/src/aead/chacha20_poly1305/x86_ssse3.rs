@@ -1,6 +1,6 @@
 //! ChaCha20-Poly1305 for x86-64 CPUs without AVX2: xmm lanes, 4 blocks per
 //! vertical pass (`pshufb` rotates by 16 and 8), one block per horizontal
-//! register. The engine is `x86_64.rs`'s.
+//! register. The engine is `x86_64/`'s.
 #![allow(unsafe_code)]
 
 use core::arch::x86_64::*;

@@ -1,0 +1,334 @@
+//! The batch loops: AES-CTR of one batch interleaved with GHASH of the
+//! batch before (seal) or of itself (open).
+
+use core::arch::x86_64::*;
+
+use super::ghash::{ghash_step, Acc};
+use super::key::KeyData;
+use super::lanes::Lanes;
+use super::{HALVES_FROM, MAX_REGS, SCHOOLBOOK_OPEN_FROM};
+
+/// Runs `regs` registers of counter blocks through AES and XORs the
+/// keystream with `input`. Between the rounds it GHASHes `hash`, a batch of
+/// `hash.1` registers (sealing: the previous batch's ciphertext; opening:
+/// this batch's), with `acc` folded in, and returns the new GHASH value.
+///
+/// # Safety
+/// The CPU has the module's and `V`'s features; `input` and `output` are
+/// valid for `regs * V::BLOCKS * 16` bytes (they may be equal), and so is
+/// the hashed batch, `hash.0`, for `hash.1` registers; `regs <= MAX_REGS`.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)] // always inlined; each is a loop-invariant or the cursor
+pub(super) unsafe fn batch<
+    V: Lanes,
+    const NR: usize,
+    const P: usize,
+    const X: usize,
+    const OPEN: bool,
+    const HOIST: bool,
+>(
+    key: &KeyData<V, NR, P, X>,
+    ctr: V,
+    input: *const u8,
+    output: *mut u8,
+    regs: usize,
+    hash: Option<(*const u8, usize)>,
+    acc: __m128i,
+    halves: Option<*const V>,
+    schoolbook: bool,
+) -> __m128i {
+    // SAFETY: the CPU has the module's and `V`'s features, and `input`, `output` and the hashed
+    // batch are valid for `regs * V::BLOCKS * 16` bytes (this fn's contract): every offset
+    // below is `j * V::BLOCKS * 16` for `j < regs`. Round keys are whole 16-byte entries of
+    // `key.rk`.
+    unsafe {
+        // An open, and a seal unless `HOIST`, reads round keys and hash powers
+        // from the key in every batch: hoisted out of the batch loop they did
+        // not fit in the registers and were spilled (measured on xmm: a third
+        // of an open's loop was stack traffic; and spills leave key material
+        // on the stack, see `Lanes::HOIST_SEAL_FROM`).
+        let key = if HOIST {
+            key
+        } else {
+            core::hint::black_box(key)
+        };
+        let mut x = [V::zero(); MAX_REGS];
+        let k0 = V::broadcast(key.rk[0].as_ptr());
+        for (j, xj) in x.iter_mut().enumerate().take(regs) {
+            *xj = ctr.add_ctr((j * V::BLOCKS) as i32).bswap().xor(k0);
+        }
+        let mut sum = Acc::<V>::for_batch(hash.map_or(0, |(_, r)| r), schoolbook);
+        // (A macro, not a closure: a closure does not get the caller's
+        // target features.)
+        macro_rules! round {
+            ($r:expr) => {{
+                let r: usize = $r;
+                // A seal that does not hoist loads each round key where it is
+                // used, through an opaque pointer: loaded early, the first
+                // round keys were spilled and left on the stack. (An open's
+                // did not spill; the opaque pointer cost its ymm loop 6 %.)
+                let k = if HOIST || OPEN {
+                    V::broadcast(key.rk[r].as_ptr())
+                } else {
+                    V::broadcast(core::hint::black_box(&key.rk)[r].as_ptr())
+                };
+                for xj in x.iter_mut().take(regs) {
+                    *xj = xj.aesenc(k);
+                }
+                // One hash step per round, last register first, so the
+                // running value `acc` joins last.
+                if let Some((h, hash_regs)) = hash {
+                    if r <= hash_regs {
+                        ghash_step(key, &mut sum, h, hash_regs - r, hash_regs, acc, halves);
+                    }
+                }
+            }};
+        }
+        if V::BLOCKS == 2 && HOIST {
+            // Unrolled for the ymm seals that hoist their keys (4 KiB and
+            // up): as a loop, LLVM kept their rounds a run-time loop, with
+            // its counter, branches and the running sums reloaded every
+            // round. Opens, shorter seals and zmm seals measured slower
+            // unrolled (docs/decisions.md, "Round loop").
+            macro_rules! rounds {
+                ($($r:literal)*) => { $( if $r < NR { round!($r); } )* };
+            }
+            rounds!(1 2 3 4 5 6 7 8 9 10 11 12 13);
+        } else {
+            for r in 1..NR {
+                round!(r);
+            }
+        }
+        if let Some((h, hash_regs)) = hash {
+            for j in NR..=hash_regs {
+                ghash_step(key, &mut sum, h, hash_regs - j, hash_regs, acc, halves);
+            }
+        }
+        let klast = V::broadcast(key.rk[NR].as_ptr());
+        // An open hashes the same bytes it decrypts here. Reloading them, rather
+        // than keeping the values loaded for the hash alive through the rounds,
+        // leaves the registers to the AES state (measured: the xmm open spilled).
+        let input = core::hint::black_box(input);
+        for (j, xj) in x.iter().enumerate().take(regs) {
+            let off = j * V::BLOCKS * 16;
+            xj.aesenclast(klast.xor(V::loadu(input.add(off))))
+                .storeu(output.add(off));
+        }
+        if hash.is_some() {
+            sum.finish()
+        } else {
+            acc
+        }
+    }
+}
+
+/// Where a seal or open is within the batches.
+pub(super) struct Cursor<V> {
+    ctr: V,
+    acc: __m128i,
+    off: usize,
+}
+
+/// Seals one batch of `regs` registers at `cur.off`, hashing `prev`.
+///
+/// # Safety
+/// The CPU has the module's and `V`'s features; `input` and
+/// `buf + cur.off` are valid for the batch's `regs * V::BLOCKS * 16` bytes,
+/// and `prev`, if any, for the previous batch's.
+#[inline(always)]
+pub(super) unsafe fn seal_one<
+    V: Lanes,
+    const NR: usize,
+    const P: usize,
+    const X: usize,
+    const HOIST: bool,
+>(
+    key: &KeyData<V, NR, P, X>,
+    cur: &mut Cursor<V>,
+    regs: usize,
+    input: *const u8,
+    buf: *mut u8,
+    prev: &mut Option<(*const u8, usize)>,
+) {
+    // SAFETY: `buf + cur.off` and `input` are valid for the batch's `regs * V::BLOCKS * 16`
+    // bytes (this fn's contract), as `batch` needs; `prev` is the previous batch, already
+    // written.
+    unsafe {
+        let out = buf.add(cur.off);
+        cur.acc = batch::<_, NR, P, X, false, HOIST>(
+            key, cur.ctr, input, out, regs, *prev, cur.acc, None, true,
+        );
+        cur.ctr = cur.ctr.add_ctr((regs * V::BLOCKS) as i32);
+        *prev = Some((out, regs));
+        cur.off += regs * V::BLOCKS * 16;
+    }
+}
+
+/// Seals `[0, end)`: whole batches, then a half batch if `half`. Input
+/// comes from `src` for batches ending at or below `from_src`, from `buf`
+/// above. GHASH runs one batch behind AES. Returns the next counter and the
+/// GHASH state.
+///
+/// # Safety
+/// The CPU has the module's and `V`'s features; `end` is a whole number of
+/// batches (`V::BATCH * 16` bytes each); `buf` is valid for reads and
+/// writes of `end` bytes, plus half a batch if `half`; `src` for reads of
+/// `from_src` bytes, a batch boundary (or the end of the half batch).
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn seal_batches<
+    V: Lanes,
+    const NR: usize,
+    const P: usize,
+    const X: usize,
+    const HOIST: bool,
+>(
+    key: &KeyData<V, NR, P, X>,
+    ctr: __m128i,
+    acc: __m128i,
+    src: *const u8,
+    from_src: usize,
+    buf: *mut u8,
+    end: usize,
+    half: bool,
+) -> (__m128i, __m128i) {
+    // SAFETY: `src` is valid below `from_src` and `buf` below `end` plus a half batch if `half`
+    // (this fn's contract); each batch starts at a batch boundary and lies wholly below
+    // `from_src` or wholly at or above it, so the pointer `from` picks is valid for the whole
+    // batch.
+    unsafe {
+        debug_assert!(end.is_multiple_of(V::BATCH * 16), "whole batches");
+        let mut cur = Cursor {
+            ctr: V::counters(ctr),
+            acc,
+            off: 0,
+        };
+        let mut prev = None;
+        // Batch boundaries only: a batch is wholly below `from_src` or above it.
+        let from = |off: usize| {
+            if off < from_src {
+                src.add(off)
+            } else {
+                buf.add(off) as *const u8
+            }
+        };
+        while cur.off < end {
+            let input = from(cur.off);
+            seal_one::<_, NR, P, X, HOIST>(key, &mut cur, V::REGS, input, buf, &mut prev);
+        }
+        if half {
+            let input = from(cur.off);
+            seal_one::<_, NR, P, X, HOIST>(key, &mut cur, V::REGS / 2, input, buf, &mut prev);
+        }
+        if let Some((last, regs)) = prev {
+            let mut sum = Acc::<V>::for_batch(regs, true);
+            for j in 0..regs {
+                ghash_step(key, &mut sum, last, j, regs, cur.acc, None);
+            }
+            cur.acc = sum.finish();
+        }
+        (
+            _mm_add_epi32(ctr, _mm_set_epi32(0, 0, 0, (cur.off / 16) as i32)),
+            cur.acc,
+        )
+    }
+}
+
+/// Opens one batch of `regs` registers at `cur.off` in place.
+///
+/// # Safety
+/// The CPU has the module's and `V`'s features; `buf + cur.off` is valid
+/// for the batch's `regs * V::BLOCKS * 16` bytes.
+#[inline(always)]
+pub(super) unsafe fn open_one<V: Lanes, const NR: usize, const P: usize, const X: usize>(
+    key: &KeyData<V, NR, P, X>,
+    cur: &mut Cursor<V>,
+    regs: usize,
+    buf: *mut u8,
+    halves: Option<*const V>,
+    schoolbook: bool,
+) {
+    // SAFETY: `buf + cur.off` is valid for the batch's `regs * V::BLOCKS * 16` bytes (this fn's
+    // contract).
+    unsafe {
+        let p = buf.add(cur.off);
+        cur.acc = batch::<_, NR, P, X, true, false>(
+            key,
+            cur.ctr,
+            p,
+            p,
+            regs,
+            Some((p, regs)),
+            cur.acc,
+            halves.filter(|_| regs == V::REGS),
+            schoolbook,
+        );
+        cur.ctr = cur.ctr.add_ctr((regs * V::BLOCKS) as i32);
+        cur.off += regs * V::BLOCKS * 16;
+    }
+}
+
+/// Opens `[0, end)` (whole batches, then a half batch if `half`) of `buf` in
+/// place, hashing each batch's ciphertext while it is decrypted.
+///
+/// # Safety
+/// The CPU has the module's and `V`'s features; `end` is a whole number of
+/// batches (`V::BATCH * 16` bytes each); `buf` is valid for reads and
+/// writes of `end` bytes, plus half a batch if `half`.
+#[inline(always)]
+pub(super) unsafe fn open_batches<V: Lanes, const NR: usize, const P: usize, const X: usize>(
+    key: &KeyData<V, NR, P, X>,
+    ctr: __m128i,
+    acc: __m128i,
+    buf: *mut u8,
+    end: usize,
+    half: bool,
+) -> (__m128i, __m128i) {
+    // SAFETY: `buf` is valid for `end` bytes plus a half batch if `half` (this fn's contract),
+    // the batches `open_one` visits.
+    unsafe {
+        debug_assert!(end.is_multiple_of(V::BATCH * 16), "whole batches");
+        let mut cur = Cursor {
+            ctr: V::counters(ctr),
+            acc,
+            off: 0,
+        };
+        // The ymm open hashes from the Karatsuba halves of its powers made
+        // once per record, read from the stack as memory operands (the key
+        // keeps only the powers; made per batch they cost 16 of its ~210
+        // vector instructions). The frame is scrubbed after the record.
+        let mut hx = [V::zero(); MAX_REGS];
+        let halves = if V::BLOCKS == 2 && end >= HALVES_FROM {
+            for (j, hj) in hx.iter_mut().enumerate().take(V::REGS) {
+                *hj = key.power::<V>((V::REGS - j) * V::BLOCKS).1;
+            }
+            Some(core::hint::black_box(hx.as_ptr()))
+        } else {
+            None
+        };
+        // Schoolbook products only in long opens (two loops, so that each
+        // is compiled for one kind of product): a short open is bound by
+        // its batches' latency, which the fourth multiply lengthens.
+        if !V::KARATSUBA && end >= SCHOOLBOOK_OPEN_FROM {
+            while cur.off < end {
+                open_one(key, &mut cur, V::REGS, buf, halves, true);
+            }
+        } else {
+            while cur.off < end {
+                open_one(key, &mut cur, V::REGS, buf, halves, false);
+            }
+        }
+        if half {
+            open_one(key, &mut cur, V::REGS / 2, buf, None, false);
+        }
+        if halves.is_some() {
+            for v in hx.iter_mut() {
+                core::ptr::write_volatile(v, V::zero());
+            }
+        }
+        (
+            _mm_add_epi32(ctr, _mm_set_epi32(0, 0, 0, (cur.off / 16) as i32)),
+            cur.acc,
+        )
+    }
+}

@@ -1,0 +1,199 @@
+//! AES-CTR: blocks and keystream side by side on xmm (short records,
+//! tails), with an optional extra block under other round keys.
+
+use core::arch::x86_64::*;
+
+use super::key::{wipe, KeyData};
+use super::lanes::{bswap128, load128, Lanes};
+use crate::aead::NONCE_LEN;
+
+#[inline(always)]
+pub(super) unsafe fn encrypt_block(rk: &[__m128i], x: __m128i) -> __m128i {
+    // SAFETY: register-only AES-NI intrinsics (module contract); `rk` is indexed with bounds
+    // checks.
+    unsafe {
+        let mut x = _mm_xor_si128(x, rk[0]);
+        for k in &rk[1..rk.len() - 1] {
+            x = _mm_aesenc_si128(x, *k);
+        }
+        _mm_aesenclast_si128(x, rk[rk.len() - 1])
+    }
+}
+
+/// `N` AES blocks side by side (xmm), for short records and tails.
+#[inline(always)]
+pub(super) unsafe fn encrypt_blocks<
+    V: Lanes,
+    const NR: usize,
+    const P: usize,
+    const X: usize,
+    const N: usize,
+>(
+    key: &KeyData<V, NR, P, X>,
+    x: &mut [__m128i; N],
+) {
+    // SAFETY: register-only AES-NI intrinsics (module contract); round keys loaded from whole
+    // `[u8; 16]` entries.
+    unsafe {
+        // Each round key is loaded where it is used, through an opaque
+        // pointer: loaded up front, the AES-256 keys of a 9-block pass did not
+        // fit in the registers and were spilled (the stack-residue test).
+        macro_rules! rk {
+            ($r:expr) => {
+                load128(&core::hint::black_box(&key.rk)[$r])
+            };
+        }
+        let k0 = rk!(0);
+        for b in x.iter_mut() {
+            *b = _mm_xor_si128(*b, k0);
+        }
+        for r in 1..NR {
+            let k = rk!(r);
+            for b in x.iter_mut() {
+                *b = _mm_aesenc_si128(*b, k);
+            }
+        }
+        let k = rk!(NR);
+        for b in x.iter_mut() {
+            *b = _mm_aesenclast_si128(*b, k);
+        }
+    }
+}
+
+/// Counter blocks `ctr + 0 … ctr + n-1` (little-endian view) encrypted into
+/// `out[..n]`, at most 9 side by side.
+#[inline(always)]
+pub(super) unsafe fn keystream<V: Lanes, const NR: usize, const P: usize, const X: usize>(
+    key: &KeyData<V, NR, P, X>,
+    ctr: __m128i,
+    n: usize,
+    out: &mut [__m128i],
+) {
+    // SAFETY: register-only intrinsics (module contract); `out` is sliced with bounds checks.
+    unsafe {
+        let mut done = 0;
+        while done < n {
+            let base = _mm_add_epi32(ctr, _mm_set_epi32(0, 0, 0, done as i32));
+            let out = &mut out[done..];
+            macro_rules! run {
+                ($n:literal) => {{
+                    let mut x = [_mm_setzero_si128(); $n];
+                    for (i, b) in x.iter_mut().enumerate() {
+                        *b = bswap128(_mm_add_epi32(base, _mm_set_epi32(0, 0, 0, i as i32)));
+                    }
+                    encrypt_blocks(key, &mut x);
+                    out[..$n].copy_from_slice(&x);
+                    wipe(&mut x);
+                    $n
+                }};
+            }
+            done += match n - done {
+                1 => run!(1),
+                2 => run!(2),
+                3 => run!(3),
+                4 => run!(4),
+                5 => run!(5),
+                6 => run!(6),
+                7 => run!(7),
+                8 => run!(8),
+                _ => run!(9),
+            };
+        }
+    }
+}
+
+/// `encrypt_blocks` with one more block, `y`, encrypted alongside under
+/// other round keys `rk2` (same round count): it costs one more `aesenc`
+/// per round in a pass that runs anyway (picotls's "supplementary" slot).
+#[inline(always)]
+#[allow(clippy::needless_range_loop)] // two arrays indexed by round
+pub(super) unsafe fn encrypt_blocks_plus<
+    V: Lanes,
+    const NR: usize,
+    const P: usize,
+    const X: usize,
+    const N: usize,
+>(
+    key: &KeyData<V, NR, P, X>,
+    x: &mut [__m128i; N],
+    rk2: &[[u8; 16]; 15],
+    y: &mut __m128i,
+) {
+    // SAFETY: register-only AES-NI intrinsics (module contract); round keys loaded from whole
+    // `[u8; 16]` entries.
+    unsafe {
+        let k0 = load128(&key.rk[0]);
+        for b in x.iter_mut() {
+            *b = _mm_xor_si128(*b, k0);
+        }
+        *y = _mm_xor_si128(*y, load128(&rk2[0]));
+        for r in 1..NR {
+            let k = load128(&key.rk[r]);
+            for b in x.iter_mut() {
+                *b = _mm_aesenc_si128(*b, k);
+            }
+            *y = _mm_aesenc_si128(*y, load128(&rk2[r]));
+        }
+        let k = load128(&key.rk[NR]);
+        for b in x.iter_mut() {
+            *b = _mm_aesenclast_si128(*b, k);
+        }
+        *y = _mm_aesenclast_si128(*y, load128(&rk2[NR]));
+    }
+}
+
+/// `keystream` for `n ≥ 1` blocks, with `y` encrypted under `rk2` in the
+/// first pass.
+#[inline(always)]
+pub(super) unsafe fn keystream_plus<V: Lanes, const NR: usize, const P: usize, const X: usize>(
+    key: &KeyData<V, NR, P, X>,
+    ctr: __m128i,
+    n: usize,
+    out: &mut [__m128i],
+    rk2: &[[u8; 16]; 15],
+    y: &mut __m128i,
+) {
+    // SAFETY: register-only intrinsics (module contract); `out` is sliced with bounds checks.
+    unsafe {
+        debug_assert!(n >= 1);
+        let first = n.min(9);
+        macro_rules! run {
+            ($n:literal) => {{
+                let mut x = [_mm_setzero_si128(); $n];
+                for (i, b) in x.iter_mut().enumerate() {
+                    *b = bswap128(_mm_add_epi32(ctr, _mm_set_epi32(0, 0, 0, i as i32)));
+                }
+                encrypt_blocks_plus(key, &mut x, rk2, y);
+                out[..$n].copy_from_slice(&x);
+                wipe(&mut x);
+            }};
+        }
+        match first {
+            1 => run!(1),
+            2 => run!(2),
+            3 => run!(3),
+            4 => run!(4),
+            5 => run!(5),
+            6 => run!(6),
+            7 => run!(7),
+            8 => run!(8),
+            _ => run!(9),
+        }
+        if n > first {
+            let rest = _mm_add_epi32(ctr, _mm_set_epi32(0, 0, 0, first as i32));
+            keystream(key, rest, n - first, &mut out[first..]);
+        }
+    }
+}
+
+/// J0 = nonce ‖ 1, little-endian view (counter in the low dword).
+#[inline(always)]
+pub(super) unsafe fn j0(nonce: &[u8; NONCE_LEN]) -> __m128i {
+    // SAFETY: a 16-byte load from the 16-byte `block`; SSSE3 for the shuffle (module contract).
+    unsafe {
+        let mut block = [0u8; 16];
+        block[..12].copy_from_slice(nonce);
+        block[15] = 1;
+        bswap128(_mm_loadu_si128(block.as_ptr().cast()))
+    }
+}

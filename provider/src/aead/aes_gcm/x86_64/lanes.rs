@@ -1,0 +1,184 @@
+//! The lane trait the kernel is generic over, its one-block-per-xmm
+//! implementation, and 128-bit block helpers.
+
+use core::arch::x86_64::*;
+
+/// One, two or four AES blocks in a vector register. Implemented by the
+/// backends.
+///
+/// # Safety
+/// Implementing: every method uses only instructions of the backend's
+/// `#[target_feature]` list and touches memory only as its contract below
+/// says. Calling: every method may only run where that backend's CPU
+/// features are present (see the module docs); `loadu` and `broadcast`
+/// need `p` valid for reads of `BLOCKS * 16` and 16 bytes, `storeu` for
+/// writes of `BLOCKS * 16` bytes (any alignment).
+pub(in crate::aead::aes_gcm) unsafe trait Lanes: Copy {
+    /// Blocks per register.
+    const BLOCKS: usize;
+    /// Registers of AES state per main-loop batch (at most `MAX_REGS`).
+    const REGS: usize;
+    /// Blocks per batch: one GHASH reduction each.
+    const BATCH: usize = Self::REGS * Self::BLOCKS;
+    /// Seals of at least this many bytes keep round keys and hash powers
+    /// in registers across batches, where the compiler spills some of them
+    /// (`usize::MAX`: never). Otherwise each batch reloads them from the key
+    /// at each use, which leaves nothing on the stack but costs the ymm
+    /// engine 8–11 % at 8–16 KiB; there the spills cost less to scrub
+    /// (`SCRUB_HOISTED` bytes after the call) than the reloads.
+    const HOIST_SEAL_FROM: usize;
+    /// GHASH products by Karatsuba (three carry-less multiplies a block,
+    /// the halves' XOR made per use) or schoolbook (four, no halves): the
+    /// zmm engine, whose XORs fuse three ways, measured faster schoolbook
+    /// (docs/decisions.md, "GHASH products").
+    const KARATSUBA: bool = true;
+    unsafe fn loadu(p: *const u8) -> Self;
+    unsafe fn storeu(self, p: *mut u8);
+    /// The 16 bytes at `p` in every lane.
+    unsafe fn broadcast(p: *const u8) -> Self;
+    /// `x` in lane 0, zero elsewhere.
+    unsafe fn from_first(x: __m128i) -> Self;
+    /// Lane `i` holds `x + i` in its low dword (counters).
+    unsafe fn counters(x: __m128i) -> Self;
+    /// `k` added to the low dword of every lane.
+    unsafe fn add_ctr(self, k: i32) -> Self;
+    unsafe fn xor(self, b: Self) -> Self;
+    unsafe fn aesenc(self, k: Self) -> Self;
+    unsafe fn aesenclast(self, k: Self) -> Self;
+    unsafe fn clmul_lo(self, b: Self) -> Self;
+    unsafe fn clmul_hi(self, b: Self) -> Self;
+    /// `self.lo · b.hi` per lane (imm 0x10), for schoolbook products.
+    unsafe fn clmul_lo_hi(self, b: Self) -> Self;
+    /// `self.hi · b.lo` per lane (imm 0x01), for schoolbook products.
+    unsafe fn clmul_hi_lo(self, b: Self) -> Self;
+    /// Reverses the bytes of each 128-bit lane.
+    unsafe fn bswap(self) -> Self;
+    /// Swaps the 64-bit halves of each lane.
+    unsafe fn swap_halves(self) -> Self;
+    /// XOR of all lanes.
+    unsafe fn fold(self) -> __m128i;
+    unsafe fn zero() -> Self;
+}
+
+/// One block per xmm register: the AES-NI lane type, also used by every
+/// backend for single blocks.
+// SAFETY: every method is one or two SSE2/SSSE3/AES-NI/PCLMULQDQ instructions on one xmm
+// register (one block), and the pointer methods access exactly 16 bytes, as the trait requires.
+unsafe impl Lanes for __m128i {
+    const BLOCKS: usize = 1;
+    const REGS: usize = 8;
+    const HOIST_SEAL_FROM: usize = usize::MAX;
+    #[inline(always)]
+    unsafe fn loadu(p: *const u8) -> Self {
+        // SAFETY: the CPU has AES-NI, PCLMULQDQ and SSSE3 and `p` is valid for reads of 16
+        // bytes (`Lanes` contract); unaligned loads are allowed.
+        unsafe { _mm_loadu_si128(p.cast()) }
+    }
+    #[inline(always)]
+    unsafe fn storeu(self, p: *mut u8) {
+        // SAFETY: the CPU has AES-NI, PCLMULQDQ and SSSE3 and `p` is valid for writes of 16
+        // bytes (`Lanes` contract); unaligned stores are allowed.
+        unsafe { _mm_storeu_si128(p.cast(), self) }
+    }
+    #[inline(always)]
+    unsafe fn broadcast(p: *const u8) -> Self {
+        // SAFETY: the CPU has AES-NI, PCLMULQDQ and SSSE3 and `p` is valid for reads of 16
+        // bytes (`Lanes` contract); unaligned loads are allowed.
+        unsafe { _mm_loadu_si128(p.cast()) }
+    }
+    #[inline(always)]
+    unsafe fn from_first(x: __m128i) -> Self {
+        x
+    }
+    #[inline(always)]
+    unsafe fn counters(x: __m128i) -> Self {
+        x
+    }
+    #[inline(always)]
+    unsafe fn add_ctr(self, k: i32) -> Self {
+        // SAFETY: register-only intrinsics; the CPU has AES-NI, PCLMULQDQ and SSSE3 (`Lanes`
+        // contract).
+        unsafe { _mm_add_epi32(self, _mm_set_epi32(0, 0, 0, k)) }
+    }
+    #[inline(always)]
+    unsafe fn xor(self, b: Self) -> Self {
+        // SAFETY: register-only intrinsics; the CPU has AES-NI, PCLMULQDQ and SSSE3 (`Lanes`
+        // contract).
+        unsafe { _mm_xor_si128(self, b) }
+    }
+    #[inline(always)]
+    unsafe fn aesenc(self, k: Self) -> Self {
+        // SAFETY: register-only intrinsics; the CPU has AES-NI, PCLMULQDQ and SSSE3 (`Lanes`
+        // contract).
+        unsafe { _mm_aesenc_si128(self, k) }
+    }
+    #[inline(always)]
+    unsafe fn aesenclast(self, k: Self) -> Self {
+        // SAFETY: register-only intrinsics; the CPU has AES-NI, PCLMULQDQ and SSSE3 (`Lanes`
+        // contract).
+        unsafe { _mm_aesenclast_si128(self, k) }
+    }
+    #[inline(always)]
+    unsafe fn clmul_lo(self, b: Self) -> Self {
+        // SAFETY: register-only intrinsics; the CPU has AES-NI, PCLMULQDQ and SSSE3 (`Lanes`
+        // contract).
+        unsafe { _mm_clmulepi64_si128(self, b, 0x00) }
+    }
+    #[inline(always)]
+    unsafe fn clmul_hi(self, b: Self) -> Self {
+        // SAFETY: register-only intrinsics; the CPU has AES-NI, PCLMULQDQ and SSSE3 (`Lanes`
+        // contract).
+        unsafe { _mm_clmulepi64_si128(self, b, 0x11) }
+    }
+    #[inline(always)]
+    unsafe fn clmul_lo_hi(self, b: Self) -> Self {
+        // SAFETY: register-only intrinsics; the CPU has AES-NI, PCLMULQDQ and SSSE3 (`Lanes`
+        // contract).
+        unsafe { _mm_clmulepi64_si128(self, b, 0x10) }
+    }
+    #[inline(always)]
+    unsafe fn clmul_hi_lo(self, b: Self) -> Self {
+        // SAFETY: register-only intrinsics; the CPU has AES-NI, PCLMULQDQ and SSSE3 (`Lanes`
+        // contract).
+        unsafe { _mm_clmulepi64_si128(self, b, 0x01) }
+    }
+    #[inline(always)]
+    unsafe fn bswap(self) -> Self {
+        // SAFETY: register-only intrinsics; the CPU has AES-NI, PCLMULQDQ and SSSE3 (`Lanes`
+        // contract).
+        unsafe { bswap128(self) }
+    }
+    #[inline(always)]
+    unsafe fn swap_halves(self) -> Self {
+        // SAFETY: register-only intrinsics; the CPU has AES-NI, PCLMULQDQ and SSSE3 (`Lanes`
+        // contract).
+        unsafe { _mm_shuffle_epi32(self, 0x4e) }
+    }
+    #[inline(always)]
+    unsafe fn fold(self) -> __m128i {
+        self
+    }
+    #[inline(always)]
+    unsafe fn zero() -> Self {
+        // SAFETY: register-only intrinsics; the CPU has AES-NI, PCLMULQDQ and SSSE3 (`Lanes`
+        // contract).
+        unsafe { _mm_setzero_si128() }
+    }
+}
+
+#[inline(always)]
+pub(super) unsafe fn bswap128(x: __m128i) -> __m128i {
+    // SAFETY: register-only intrinsics; the CPU has SSSE3 (module contract).
+    unsafe {
+        _mm_shuffle_epi8(
+            x,
+            _mm_set_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+        )
+    }
+}
+
+#[inline(always)]
+pub(super) unsafe fn load128(b: &[u8; 16]) -> __m128i {
+    // SAFETY: an unaligned 16-byte load from a `&[u8; 16]`; SSE2 is baseline.
+    unsafe { _mm_loadu_si128(b.as_ptr().cast()) }
+}

@@ -1,0 +1,96 @@
+//! What the x86-64 AES-GCM engines share: key setup (AES-NI key schedule,
+//! GHASH key powers) and one stitched seal/open kernel, generic over the
+//! register width ([`Lanes`]: one block per xmm for AES-NI, two per ymm and
+//! four per zmm for VAES). Each backend instantiates the kernel inside its own
+//! `#[target_feature]` entry points, so every helper here is
+//! `#[inline(always)]` and compiles with the caller's features.
+//!
+//! GHASH works on byte-reflected blocks with the key pre-multiplied by
+//! x⁻¹ ("twisted" H), so one carry-less product needs no bit shift and one
+//! reduction is two CLMULs (Gueron's method, as in the Linux and BoringSSL
+//! VAES code). Per key we store H¹…H³² highest first, each with its two
+//! 64-bit halves XOR-ed for Karatsuba (three CLMULs per block).
+//!
+//! Data flow of one seal, one batch per iteration (`Lanes::REGS` registers:
+//! 128 bytes on xmm and ymm, 512 on zmm): AES-CTR of batch i runs
+//! interleaved with GHASH of batch i−1 (stored ciphertext), one reduction per
+//! batch; then a half batch if that much is left; then the tail and the
+//! length block with one more reduction. Open hashes the batch it decrypts.
+//! Records under 128 bytes take a short path: E(J0) and all keystream
+//! blocks in one AES pass, then AAD, ciphertext and length block in one
+//! GHASH with one reduction.
+//!
+//! # Safety
+//! Every `unsafe fn` here must only run on a CPU with AES-NI, PCLMULQDQ and
+//! SSSE3 (plus what the [`Lanes`] type needs): the backends call them only
+//! from `#[target_feature]` functions that key setup selected after
+//! detection. Raw pointers are derived from whole slices (or whole arrays),
+//! and every function taking one states the bytes it must be valid for in
+//! its `# Safety` section; each `unsafe` block says why its accesses are in
+//! bounds.
+#![allow(unsafe_code)]
+
+//!
+//! # Layout
+//! [`lanes`] (the lane trait and xmm helpers), [`key`] (key schedule, GHASH
+//! powers, wipes), [`ghash`] (products and reduction), [`ctr`] (AES-CTR
+//! side by side), [`partial`] (tails under a block), [`batch`] (the
+//! stitched batch loops), [`record`] (one record, the entry points) and
+//! [`backend`] (the macro each backend file instantiates).
+
+mod backend;
+mod batch;
+mod ctr;
+mod ghash;
+mod key;
+mod lanes;
+mod partial;
+mod record;
+
+pub(super) use backend::x86_backend;
+pub(crate) use key::RoundKeys;
+pub(super) use key::{expand, KeyData};
+pub(super) use lanes::Lanes;
+#[cfg(test)]
+pub(super) use record::seal_with_j0;
+pub(super) use record::{open, seal, seal_with_block, Extra};
+
+/// Stack scrubbed after a seal that hoisted its keys (`Lanes::HOIST_SEAL_FROM`):
+/// the spills lay within 1.9 KiB of the call (`tests/stack_residue.rs`).
+pub(super) const SCRUB_HOISTED: usize = 2560;
+
+/// Records shorter than this take the short path.
+const SHORT: usize = 128;
+
+/// Scrubs the stack an entry point used after a record of `n` bytes that
+/// ran batches (at least `SHORT`): from `top`, the caller's stack pointer,
+/// down to `bottom`, the entry point's, as the ChaCha20 kernels do
+/// (`scrub_below`). The batch loops spill AES states
+/// between rounds (AES-128 states after rounds 3 and 5 on xmm and ymm at
+/// opt-level 3, many on zmm at opt-level 2: `tests/stack_residue.rs`
+/// searches every intermediate state), and with their public counter
+/// blocks those are known inputs and outputs of reduced-round AES under
+/// the key. The short path spills none.
+#[inline(always)]
+pub(super) fn scrub_batches(n: usize, top: usize, bottom: usize) {
+    if n >= SHORT {
+        crate::aead::secret::scrub_below(top, bottom);
+    }
+}
+
+/// Most registers of AES state in one batch.
+const MAX_REGS: usize = 8;
+
+/// Opens of at least this many bytes of whole batches make the ymm
+/// Karatsuba halves once per record (`open_batches`).
+const HALVES_FROM: usize = 768;
+
+/// Opens of at least this many bytes of whole batches hash with schoolbook
+/// products where the lane type prefers them (`Lanes::KARATSUBA`).
+const SCHOOLBOOK_OPEN_FROM: usize = 4096;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Direction {
+    Seal,
+    Open,
+}

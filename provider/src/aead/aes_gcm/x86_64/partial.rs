@@ -1,0 +1,111 @@
+//! Partial blocks and tails: loads and stores of under 16 bytes through
+//! general registers, and the keystream XOR of a record's last blocks.
+
+use core::arch::x86_64::*;
+
+use super::lanes::bswap128;
+use super::Direction;
+
+/// Up to 16 bytes, zero-padded. Partial blocks move in 8-, 4-, 2- and
+/// 1-byte pieces through general registers: no stack staging of plaintext,
+/// and no `memcpy` call (a call clobbers every vector register, so the
+/// keystream block was spilled around it and left on the stack).
+#[inline(always)]
+pub(super) unsafe fn load_partial(bytes: &[u8]) -> __m128i {
+    // SAFETY: the 16-byte load runs only when `bytes` has at least 16 bytes.
+    unsafe {
+        if bytes.len() >= 16 {
+            return _mm_loadu_si128(bytes.as_ptr().cast());
+        }
+        let v = read_le(bytes);
+        _mm_set_epi64x((v >> 64) as i64, v as i64)
+    }
+}
+
+/// Writes the first `dst.len()` (at most 16) bytes of `x` to `dst`.
+#[inline(always)]
+pub(super) unsafe fn store_partial(x: __m128i, dst: &mut [u8]) {
+    // SAFETY: the 16-byte store runs only when `dst` has at least 16 bytes.
+    unsafe {
+        if dst.len() >= 16 {
+            return _mm_storeu_si128(dst.as_mut_ptr().cast(), x);
+        }
+        let lo = _mm_cvtsi128_si64(x) as u64;
+        let hi = _mm_cvtsi128_si64(_mm_unpackhi_epi64(x, x)) as u64;
+        write_le(u128::from(lo) | (u128::from(hi) << 64), dst);
+    }
+}
+
+/// `bytes` (under 16) as a little-endian number, read in power-of-two
+/// pieces (the length is public).
+#[inline(always)]
+pub(super) fn read_le(bytes: &[u8]) -> u128 {
+    let mut v = 0u128;
+    let mut at = 0;
+    macro_rules! piece {
+        ($t:ty, $n:literal) => {
+            if bytes.len() & $n != 0 {
+                let p = <$t>::from_le_bytes(bytes[at..at + $n].try_into().expect("piece"));
+                v |= u128::from(p) << (8 * at);
+                at += $n;
+            }
+        };
+    }
+    piece!(u64, 8);
+    piece!(u32, 4);
+    piece!(u16, 2);
+    piece!(u8, 1);
+    let _ = at;
+    v
+}
+
+/// The low `dst.len()` (under 16) bytes of `v` into `dst`, in power-of-two
+/// pieces.
+#[inline(always)]
+pub(super) fn write_le(v: u128, dst: &mut [u8]) {
+    let n = dst.len();
+    let mut at = 0;
+    macro_rules! piece {
+        ($t:ty, $n:literal) => {
+            if n & $n != 0 {
+                dst[at..at + $n].copy_from_slice(&((v >> (8 * at)) as $t).to_le_bytes());
+                at += $n;
+            }
+        };
+    }
+    piece!(u64, 8);
+    piece!(u32, 4);
+    piece!(u16, 2);
+    piece!(u8, 1);
+    let _ = at;
+}
+
+/// XORs keystream into `data` (at most 16 blocks) and collects the ciphertext
+/// blocks, byte-reflected, into `ghash_in`. Returns how many.
+#[inline(always)]
+pub(super) unsafe fn crypt_tail(
+    ks: &[__m128i],
+    data: &mut [u8],
+    dir: Direction,
+    ghash_in: &mut [__m128i],
+) -> usize {
+    // SAFETY: register-only intrinsics (module contract); partial loads and stores are bounded
+    // by each chunk's length.
+    unsafe {
+        let mut m = 0;
+        for (chunk, &k) in data.chunks_mut(16).zip(ks) {
+            let input = load_partial(chunk);
+            let output = _mm_xor_si128(input, k);
+            store_partial(output, chunk);
+            // Hash the ciphertext: the output when sealing, the input when opening.
+            let ct = if dir == Direction::Seal {
+                load_partial(chunk)
+            } else {
+                input
+            };
+            ghash_in[m] = bswap128(ct);
+            m += 1;
+        }
+        m
+    }
+}

@@ -1,0 +1,298 @@
+//! One record: the short path, the batches, the tail, the length block and
+//! the tag; the seal and open entry points the backends call.
+
+use core::arch::x86_64::*;
+
+use zeroize::Zeroize;
+
+use super::batch::{open_batches, seal_batches};
+use super::ctr::{encrypt_block, j0, keystream, keystream_plus};
+use super::ghash::{ghash_blocks, ghash_bytes, lengths_block};
+use super::key::{take_and_wipe, wipe, KeyData};
+use super::lanes::{bswap128, load128, Lanes};
+use super::partial::{crypt_tail, load_partial};
+use super::{Direction, SHORT};
+use crate::aead::{ct_eq, NONCE_LEN, TAG_LEN};
+
+/// Encrypts or decrypts `buf[..]` (with the first `src.len()` plaintext
+/// bytes read from `src` when sealing) and returns the GHASH-based tag.
+#[inline(always)]
+pub(super) unsafe fn crypt<
+    V: Lanes,
+    const NR: usize,
+    const P: usize,
+    const X: usize,
+    const EXTRA: bool,
+>(
+    key: &KeyData<V, NR, P, X>,
+    j0: __m128i,
+    aad: &[u8],
+    src: &[u8],
+    buf: &mut [u8],
+    dir: Direction,
+    extra: Option<Extra<'_>>,
+) -> ([u8; TAG_LEN], [u8; 16]) {
+    // SAFETY: the CPU has the module's features and `V`'s (this fn's contract). Every raw
+    // pointer derives from `src` or `buf` as a whole: the batches cover `[0, tail_start)` with
+    // `tail_start <= n`, reading `src` only below `from_src <= src.len()` (a batch boundary or
+    // `tail_start`, so no batch straddles it); the extra block is loaded at `e.at` only when
+    // `e.at <= tail_start - 16` (no overflow); every other load or store is on a whole local array or goes
+    // through `load_partial`/`store_partial`.
+    unsafe {
+        assert!(src.len() <= buf.len(), "prefix longer than the buffer");
+        assert!((buf.len() as u64) <= (1 << 36) - 32, "GCM message too long");
+        let n = buf.len();
+        let mut extra_out = [0u8; 16];
+        let mut extra_done = false;
+        // Whole batches to `main_end`, then one half batch if that much is
+        // left, then the tail (less than half a batch).
+        let batch_bytes = V::BATCH * 16;
+        let main_end = n - n % batch_bytes;
+        let half = n - main_end >= batch_bytes / 2;
+        let tail_start = main_end + if half { batch_bytes / 2 } else { 0 };
+        let (acc, ek0) = if n < SHORT && aad.len() <= 64 {
+            // Short record: E(J0) and every keystream block in one AES pass,
+            // then AAD, ciphertext and lengths in one GHASH reduction.
+            let mut ks = [_mm_setzero_si128(); 9];
+            let mut ghash_in = [_mm_setzero_si128(); 13];
+            let blocks = n.div_ceil(16);
+            keystream(key, j0, blocks + 1, &mut ks);
+            let mut m = 0;
+            for chunk in aad.chunks(16) {
+                ghash_in[m] = bswap128(load_partial(chunk));
+                m += 1;
+            }
+            buf[..src.len()].copy_from_slice(src);
+            m += crypt_tail(&ks[1..], buf, dir, &mut ghash_in[m..]);
+            ghash_in[m] = lengths_block(aad.len(), n);
+            let acc = ghash_blocks(key, _mm_setzero_si128(), &ghash_in[..=m]);
+            (acc, take_and_wipe(&mut ks, 0))
+        } else {
+            // The tail is under half a batch: at most 16 blocks, plus lengths.
+            // The tail's keystream (at most 16 blocks), then E(K, J0).
+            let mut ks = [_mm_setzero_si128(); 17];
+            let mut ghash_in = [_mm_setzero_si128(); 17];
+            // E(K, J0) and the tail read the round keys through an opaque
+            // pointer each, and E(K, J0) waits in `ks`, read back at the end:
+            // held in registers across the batches, the round keys and E(K, J0)
+            // were spilled and left on the stack (the stack-residue test).
+            keystream(core::hint::black_box(key), j0, 1, &mut ks[16..]);
+            let mut acc = ghash_bytes(key, _mm_setzero_si128(), aad);
+            // Batches come from `src` up to `from_src` (a batch boundary), then
+            // from `buf`.
+            let from_src = if src.len() >= tail_start {
+                tail_start
+            } else if src.len() >= main_end {
+                main_end
+            } else {
+                src.len() - src.len() % batch_bytes
+            };
+            buf[from_src..src.len()].copy_from_slice(&src[from_src..]);
+            let ctr = _mm_add_epi32(j0, _mm_set_epi32(0, 0, 0, 1));
+            let (ctr, acc_main) = match dir {
+                // Large records of a lane type that measures faster with the
+                // round keys and hash powers hoisted out of the batch loop
+                // (and spilled: the caller scrubs the stack, see
+                // `Lanes::HOIST_SEAL_FROM`).
+                Direction::Seal if n >= V::HOIST_SEAL_FROM => seal_batches::<V, NR, P, X, true>(
+                    key,
+                    ctr,
+                    acc,
+                    src.as_ptr(),
+                    from_src,
+                    buf.as_mut_ptr(),
+                    main_end,
+                    half,
+                ),
+                Direction::Seal => seal_batches::<V, NR, P, X, false>(
+                    key,
+                    ctr,
+                    acc,
+                    src.as_ptr(),
+                    from_src,
+                    buf.as_mut_ptr(),
+                    main_end,
+                    half,
+                ),
+                Direction::Open => open_batches(key, ctr, acc, buf.as_mut_ptr(), main_end, half),
+            };
+            acc = acc_main;
+            let tail_blocks = (n - tail_start).div_ceil(16);
+            let key = core::hint::black_box(key);
+            match extra {
+                // The extra block's input is ciphertext the batches already
+                // wrote: it rides in the tail's AES pass.
+                Some(e)
+                    if EXTRA && tail_blocks > 0 && tail_start >= 16 && e.at <= tail_start - 16 =>
+                {
+                    let mut y = _mm_loadu_si128(buf.as_ptr().add(e.at).cast());
+                    keystream_plus(key, ctr, tail_blocks, &mut ks, e.rk, &mut y);
+                    _mm_storeu_si128(extra_out.as_mut_ptr().cast(), y);
+                    extra_done = true;
+                }
+                _ => keystream(key, ctr, tail_blocks, &mut ks),
+            }
+            let tail = &mut buf[tail_start..];
+            let m = crypt_tail(&ks, tail, dir, &mut ghash_in);
+            ghash_in[m] = lengths_block(aad.len(), n);
+            let acc = ghash_blocks(key, acc, &ghash_in[..=m]);
+            (acc, take_and_wipe(&mut ks, 16))
+        };
+        let mut tag = [0u8; TAG_LEN];
+        _mm_storeu_si128(tag.as_mut_ptr().cast(), _mm_xor_si128(bswap128(acc), ek0));
+        if let Some(e) = extra {
+            if EXTRA && !extra_done {
+                // The input reaches into the tag, or no AES pass was left to
+                // share: one block of its own, after the tag.
+                let mut input = [0u8; 16];
+                for (i, b) in input.iter_mut().enumerate() {
+                    let j = e.at + i;
+                    *b = if j < n { buf[j] } else { tag[j - n] };
+                }
+                let mut rk2 = load_round_keys(e.rk);
+                let y = encrypt_block(&rk2[..=NR], _mm_loadu_si128(input.as_ptr().cast()));
+                wipe(&mut rk2);
+                _mm_storeu_si128(extra_out.as_mut_ptr().cast(), y);
+            }
+        }
+        (tag, extra_out)
+    }
+}
+
+/// A block to encrypt under other AES round keys (with the same round
+/// count) alongside a seal: the 16 bytes at offset `at` of
+/// ciphertext ‖ tag.
+#[derive(Clone, Copy)]
+pub(in crate::aead::aes_gcm) struct Extra<'a> {
+    pub(in crate::aead::aes_gcm) rk: &'a [[u8; 16]; 15],
+    pub(in crate::aead::aes_gcm) at: usize,
+}
+
+#[inline(always)]
+pub(super) unsafe fn load_round_keys(rk: &[[u8; 16]; 15]) -> [__m128i; 15] {
+    // SAFETY: each load reads one whole `[u8; 16]` round key (SSE2).
+    unsafe {
+        let mut out = [_mm_setzero_si128(); 15];
+        for (o, k) in out.iter_mut().zip(rk) {
+            *o = load128(k);
+        }
+        out
+    }
+}
+
+/// Seal with lane type `V` and `NR` AES rounds.
+///
+/// # Safety
+/// The CPU has AES-NI, PCLMULQDQ, SSSE3 and `V`'s features (the module's
+/// contract: the backends call this from their `#[target_feature]` entry
+/// points).
+#[inline(always)]
+pub(in crate::aead::aes_gcm) unsafe fn seal<
+    V: Lanes,
+    const NR: usize,
+    const P: usize,
+    const X: usize,
+>(
+    key: &KeyData<V, NR, P, X>,
+    nonce: &[u8; NONCE_LEN],
+    aad: &[u8],
+    src: &[u8],
+    buf: &mut [u8],
+) -> [u8; TAG_LEN] {
+    // SAFETY: `crypt` needs only the CPU features, which this fn's contract
+    // provides; it checks every length it relies on.
+    unsafe { crypt::<V, NR, P, X, false>(key, j0(nonce), aad, src, buf, Direction::Seal, None).0 }
+}
+
+/// Seal, and encrypt the 16 bytes at `extra.at` of ciphertext ‖ tag under
+/// `extra.rk` in the same call. Returns the tag and that block.
+///
+/// # Safety
+/// The CPU has AES-NI, PCLMULQDQ, SSSE3 and `V`'s features (the module's
+/// contract: the backends call this from their `#[target_feature]` entry
+/// points).
+#[inline(always)]
+pub(in crate::aead::aes_gcm) unsafe fn seal_with_block<
+    V: Lanes,
+    const NR: usize,
+    const P: usize,
+    const X: usize,
+>(
+    key: &KeyData<V, NR, P, X>,
+    nonce: &[u8; NONCE_LEN],
+    aad: &[u8],
+    buf: &mut [u8],
+    extra: Extra<'_>,
+) -> ([u8; TAG_LEN], [u8; 16]) {
+    // SAFETY: as for `seal`; `crypt` loads the extra block from `buf` only when
+    // `at <= tail_start - 16`, within the batches it wrote.
+    unsafe {
+        crypt::<V, NR, P, X, true>(key, j0(nonce), aad, &[], buf, Direction::Seal, Some(extra))
+    }
+}
+
+/// Seal from an arbitrary pre-counter block (tests: 32-bit counter wrap).
+///
+/// # Safety
+/// The CPU has AES-NI, PCLMULQDQ, SSSE3 and `V`'s features (the module's
+/// contract: the backends call this from their `#[target_feature]` entry
+/// points).
+#[cfg(test)]
+#[inline(always)]
+pub(in crate::aead::aes_gcm) unsafe fn seal_with_j0<
+    V: Lanes,
+    const NR: usize,
+    const P: usize,
+    const X: usize,
+>(
+    key: &KeyData<V, NR, P, X>,
+    j0: &[u8; 16],
+    aad: &[u8],
+    buf: &mut [u8],
+) -> [u8; TAG_LEN] {
+    // SAFETY: as for `seal`; `j0` is a 16-byte array.
+    unsafe {
+        crypt::<V, NR, P, X, false>(
+            key,
+            bswap128(_mm_loadu_si128(j0.as_ptr().cast())),
+            aad,
+            &[],
+            buf,
+            Direction::Seal,
+            None,
+        )
+        .0
+    }
+}
+
+/// Open with lane type `V` and `NR` AES rounds; zeroes `buf` on failure.
+///
+/// # Safety
+/// The CPU has AES-NI, PCLMULQDQ, SSSE3 and `V`'s features (the module's
+/// contract: the backends call this from their `#[target_feature]` entry
+/// points).
+#[inline(always)]
+pub(in crate::aead::aes_gcm) unsafe fn open<
+    V: Lanes,
+    const NR: usize,
+    const P: usize,
+    const X: usize,
+>(
+    key: &KeyData<V, NR, P, X>,
+    nonce: &[u8; NONCE_LEN],
+    aad: &[u8],
+    buf: &mut [u8],
+    tag: &[u8; TAG_LEN],
+) -> bool {
+    // SAFETY: as for `seal`.
+    unsafe {
+        let (expected, _) =
+            crypt::<V, NR, P, X, false>(key, j0(nonce), aad, &[], buf, Direction::Open, None);
+        if ct_eq(&expected, tag) {
+            true
+        } else {
+            buf.zeroize();
+            false
+        }
+    }
+}

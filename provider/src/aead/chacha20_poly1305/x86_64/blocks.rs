@@ -1,0 +1,77 @@
+//! Independent ChaCha20 blocks (QUIC header-protection masks), vertical.
+
+use super::kernel::quarter;
+use super::lanes::Lanes;
+use super::record::wipe;
+use super::state::State;
+use super::MAX_BATCH;
+use crate::aead::NONCE_LEN;
+
+/// Stack scrubbed after one header-protection block in general registers
+/// (`scalar::block_prefix`, whose frame holds the spilled state).
+pub(in crate::aead::chacha20_poly1305) const SCRUB_ONE_BLOCK: usize = 512;
+
+/// The first `B` bytes of ChaCha20 block `inputs[i]` into `out[i]`, where
+/// each input is the block's `LE32(counter) ‖ nonce` (RFC 8439 §2.3), in
+/// vertical passes of `L::N` blocks (a single input takes the scalar block
+/// instead: `Key::blocks`). The temporaries holding key and keystream are
+/// wiped before returning.
+///
+/// # Safety
+/// The CPU has `L`'s features; `out.len() == inputs.len()` and `B <= 16`.
+#[inline(always)]
+pub(in crate::aead::chacha20_poly1305) unsafe fn independent_blocks<L: Lanes, const B: usize>(
+    key: &[u32; 8],
+    inputs: &[[u8; 16]],
+    out: &mut [[u8; B]],
+) {
+    // SAFETY: the CPU has `L`'s features (this fn's contract); `xor_vertical` gets one pointer
+    // to `ks[..L::N * 64]` for input and output, and the volatile writes target elements of the
+    // local `x`.
+    unsafe {
+        let state = State::new(key, &[0; NONCE_LEN]);
+        let mut ks = [0u8; MAX_BATCH];
+        for (chunk, outs) in inputs.chunks(L::N).zip(out.chunks_mut(L::N)) {
+            // Words 12..16 of every block, lane-major per word.
+            let mut words = [[0u32; 16]; 4];
+            for (lane, input) in chunk.iter().enumerate() {
+                for (w, bytes) in words.iter_mut().zip(input.chunks_exact(4)) {
+                    w[lane] = u32::from_le_bytes(bytes.try_into().expect("4 bytes"));
+                }
+            }
+            let mut x = [L::splat(0); 16];
+            for (i, xi) in x.iter_mut().enumerate().take(12) {
+                *xi = L::splat(state.word(key, i));
+            }
+            for (i, w) in words.iter().enumerate() {
+                x[12 + i] = L::load_lanes(&w[..L::N]);
+            }
+            let init = x;
+            for _ in 0..10 {
+                let [x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10, x11, x12, x13, x14, x15] = &mut x;
+                quarter(x0, x4, x8, x12);
+                quarter(x1, x5, x9, x13);
+                quarter(x2, x6, x10, x14);
+                quarter(x3, x7, x11, x15);
+                quarter(x0, x5, x10, x15);
+                quarter(x1, x6, x11, x12);
+                quarter(x2, x7, x8, x13);
+                quarter(x3, x4, x9, x14);
+            }
+            for (xi, i) in x.iter_mut().zip(init) {
+                *xi = xi.add(i);
+            }
+            let ks = &mut ks[..L::N * 64];
+            ks.fill(0);
+            let p = ks.as_mut_ptr();
+            L::xor_vertical(&x, p, p);
+            for (lane, o) in outs.iter_mut().enumerate() {
+                o.copy_from_slice(&ks[lane * 64..lane * 64 + B]);
+            }
+            for v in x.iter_mut() {
+                core::ptr::write_volatile(v, L::splat(0));
+            }
+        }
+        wipe(&mut ks);
+    }
+}

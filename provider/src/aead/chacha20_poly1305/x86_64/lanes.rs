@@ -1,0 +1,89 @@
+//! The lane trait the ChaCha20 kernels are generic over (one state word of
+//! `N` blocks, or one row of `ROW_BLOCKS` blocks), and row broadcasts.
+
+use core::arch::x86_64::*;
+
+use super::slots::Schedule;
+
+/// A vector of 32-bit lanes: one ChaCha20 state word of `N` blocks
+/// (vertical), or one row of `ROW_BLOCKS` blocks (horizontal).
+/// Implemented by the backends; no method has a default.
+///
+/// # Safety
+/// Implementing: every method uses only instructions of the backend's
+/// `#[target_feature]` list and touches memory only as its contract below
+/// says (slice arguments are bounds-checked). Calling: every method may
+/// only run where that backend's CPU features are present (see the module
+/// docs), and the raw pointers of `store_rows`, `xor_vertical` and
+/// `xor_bytes` must be valid for the bytes their docs name.
+pub(in crate::aead::chacha20_poly1305) unsafe trait Lanes:
+    Copy
+{
+    /// Blocks per register in the vertical layout.
+    const N: usize;
+    /// Blocks per register in the horizontal layout.
+    const ROW_BLOCKS: usize;
+    /// Most independent horizontal sets one call keeps in registers.
+    const MAX_SETS: usize;
+    /// The vertical kernel's Poly1305 chain steps (at least a batch's,
+    /// `2 * N`).
+    const SCHEDULE: Schedule;
+    /// Those of an open's first batch, which also hashes the head before
+    /// it (at least `4 * N - 2` steps).
+    const WIDE_SCHEDULE: Schedule;
+    /// Whether every vertical pass hashes its run in two chains, whatever
+    /// the record's length (see `two_chain_passes`): where one chain's
+    /// latency, about 13 cycles a block, would outlast the pass's rounds.
+    const TWO_CHAIN_PASSES: bool;
+    /// The longest open on the short path: [`SMALL`], or on ymm 576 bytes
+    /// (a two-block call, then four sets; see `crypt_small_in`).
+    const SMALL_OPEN: usize;
+    /// Fewest tail blocks for which an open without a batch makes its tail
+    /// in a wide vertical pass that hashes the whole record, like an open's
+    /// first batch (`TailCall::Wide`); `usize::MAX`: never. The pass
+    /// needs `N` blocks of scratch above pass 0's.
+    const WIDE_TAIL_MIN: usize;
+    /// The lane type for 2-block calls (zmm → ymm: one ymm chain measured
+    /// faster than a zmm one there).
+    type Pair: Lanes;
+
+    unsafe fn splat(x: u32) -> Self;
+    /// `words[i]` in lane `i` (`N` words).
+    unsafe fn load_lanes(words: &[u32]) -> Self;
+    /// `[0, 1, …, N − 1]`: the block index of each vertical lane.
+    unsafe fn lane_index() -> Self;
+    unsafe fn add(self, b: Self) -> Self;
+    unsafe fn xor(self, b: Self) -> Self;
+    unsafe fn rotl16(self) -> Self;
+    unsafe fn rotl12(self) -> Self;
+    unsafe fn rotl8(self) -> Self;
+    unsafe fn rotl7(self) -> Self;
+    /// `_mm_shuffle_epi32::<IMM>` in every 128-bit lane.
+    unsafe fn shuffle<const IMM: i32>(self) -> Self;
+    /// `r` in every 128-bit lane.
+    unsafe fn broadcast_row(r: __m128i) -> Self;
+    /// A row with `k` added to the first word of 128-bit lane `k` (block
+    /// counters of the horizontal layout).
+    unsafe fn row_counters(self) -> Self;
+    /// Stores the first `blocks` (≤ `ROW_BLOCKS`) blocks of final rows
+    /// `a`, `b`, `c`, `d` to `out`, 64 bytes each.
+    unsafe fn store_rows(rows: [Self; 4], out: *mut u8, blocks: usize);
+    /// Transposes the final vertical state into `N` blocks and stores
+    /// `input XOR keystream` to `output` (`N * 64` bytes; `input` may equal
+    /// `output`).
+    unsafe fn xor_vertical(x: &[Self; 16], input: *const u8, output: *mut u8);
+    /// `out[i] = input[i] ^ ks[i]` for `ks.len()` bytes; `input` may equal
+    /// `out`.
+    unsafe fn xor_bytes(input: *const u8, out: *mut u8, ks: &[u8]);
+}
+
+/// The four words `w` in every 128-bit lane of `L`.
+///
+/// # Safety
+/// The CPU has `L`'s features.
+#[inline(always)]
+pub(super) unsafe fn row<L: Lanes>(w: &[u32; 4]) -> L {
+    // SAFETY: the CPU has `L`'s features (this fn's contract); the load reads the 16 bytes of
+    // `w`.
+    unsafe { L::broadcast_row(_mm_loadu_si128(w.as_ptr().cast())) }
+}

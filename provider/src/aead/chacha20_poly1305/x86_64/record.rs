@@ -1,0 +1,308 @@
+//! One record of more than the short path takes: pass 0 (the Poly1305 key
+//! and the head), the vertical passes, the tail, the lengths block.
+
+use super::super::poly1305::Poly1305;
+use super::kernel::vertical;
+use super::lanes::Lanes;
+use super::phased::{crypt_phased, padded_serial, IFMA_MIN, PHASED_MAX};
+use super::state::{plaintext_at, scratch_len, seal_scratch_len, Hash, State};
+use super::tail::{keystream_tail, tail_call, tail_footprint, tail_run_len, TailCall};
+use super::{counter_fits, Direction, SMALL};
+use crate::aead::{NONCE_LEN, TAG_LEN};
+
+/// Seals or opens `buf` (the plaintext is `src` followed by
+/// `buf[src.len()..]` when sealing) and returns the tag. `ks` is zeroed
+/// scratch of [`seal_scratch_len`] bytes to seal, [`scratch_len`] to open,
+/// wiped again before returning. With `IFMA`, serial Poly1305 runs take the
+/// IFMA Poly1305.
+///
+/// # Safety
+/// The CPU has `L`'s features, and AVX-512 IFMA if `IFMA`.
+#[inline(always)]
+pub(in crate::aead::chacha20_poly1305) unsafe fn crypt<L: Lanes, const IFMA: bool>(
+    key: &[u32; 8],
+    ks: &mut [u8],
+    nonce: &[u8; NONCE_LEN],
+    aad: &[u8],
+    src: &[u8],
+    buf: &mut [u8],
+    dir: Direction,
+) -> [u8; TAG_LEN] {
+    // SAFETY: the CPU has `L`'s features, and IFMA where `IFMA` (this fn's contract: what
+    // `padded_serial::<IFMA>` needs). Every raw pointer derives from
+    // `ks`, `src` or `buf` as a whole: vertical passes on `ks` stay in its first `L::N * 64 <=
+    // scratch_len` bytes (asserted); the head is `head <= n` bytes, read from `src` only if
+    // `from_src >= head`;
+    // each batch `[off, off + batch)` ends at or below `batches_end <= n`, reads `src` only if
+    // it ends at or below `from_src <= src.len()`, and hashes bytes of `buf` below its end
+    // (a seal's region before it, already written; an open's head and its own ciphertext,
+    // read before its stores); the tail's call hashes `[pending, pending + run_len)`, at or
+    // below `n`, and writes only its scratch.
+    unsafe {
+        assert!(src.len() <= buf.len(), "prefix longer than the buffer");
+        let scratch = match dir {
+            Direction::Seal => seal_scratch_len::<L>(),
+            Direction::Open => scratch_len::<L>(),
+        };
+        assert_eq!(ks.len(), scratch, "keystream scratch");
+        debug_assert!(ks.iter().all(|&b| b == 0), "zeroed scratch");
+        let n = buf.len();
+        // Block counter 0 is the Poly1305 key; data uses 1 ..= 2³²−1 and the
+        // counter must never wrap within one message.
+        assert!(counter_fits(n), "ChaCha20-Poly1305 message too long");
+        // Short records take `small` (the entry points route them there).
+        assert!(n > SMALL, "a record longer than SMALL");
+        let state = State::new(key, nonce);
+        let two_chains = two_chain_passes::<L>(n);
+        // A wide tail's pass fits above pass 0 in an open's scratch.
+        const {
+            assert!(L::WIDE_TAIL_MIN == usize::MAX || 2 * L::N * 64 <= scratch_len::<L>());
+        };
+
+        // Region boundaries: head [0, head_max), batches, tail. Plaintext
+        // comes from `src` for whole regions inside it, from `buf` after that.
+        // The head is what one vertical pass from counter 0 covers after the
+        // Poly1305 key block.
+        let batch = L::N * 64;
+        let head_max = batch - 64;
+        let head = head_max.min(n);
+        let batches_end = head + (n - head) / batch * batch;
+        let from_src = if src.len() >= batches_end {
+            batches_end
+        } else if src.len() >= head {
+            head + (src.len() - head) / batch * batch
+        } else {
+            0
+        };
+        if from_src < src.len() {
+            buf[from_src..src.len()].copy_from_slice(&src[from_src..]);
+        }
+
+        // Pass 0: block 0 (the Poly1305 key) and the head's keystream. It
+        // hashes nothing, so its Poly1305 state is a placeholder.
+        let mut poly = Poly1305::new(&[0; 32]);
+        let ks_ptr = ks.as_mut_ptr();
+        vertical::<L, false>(&state, 0, ks_ptr, ks_ptr, &mut poly, None, false);
+        poly.reset(ks[..32].try_into().expect("32 bytes"));
+        poly.padded(aad);
+
+        if IFMA && n > head_max && n <= PHASED_MAX {
+            crypt_phased::<L>(&state, ks, &mut poly, src, buf, from_src, dir);
+            let tag = finish(&mut poly, aad.len(), n);
+            wipe(ks);
+            return tag;
+        }
+
+        // Every pointer into `buf` from here on derives from this one.
+        let base = buf.as_mut_ptr();
+        // Ciphertext not yet hashed starts at `pending` (whole 16-byte blocks
+        // unless it ends the message). A seal hashes each region during the
+        // next pass; an open hashes each batch during its own pass, the head
+        // during the first batch's or, with no batch, the tail's (or before
+        // it, if its keystream cannot wait), XORing it only then.
+        let mut pending = 0;
+        let len = n - batches_end;
+        let blocks = len.div_ceil(64);
+        // The head's keystream then waits where pass 0 left it, and the
+        // tail's goes above pass 0, where there is room (always for a
+        // horizontal tail).
+        let open_without_batch = dir == Direction::Open && batches_end == head;
+        let call = tail_call::<L>(blocks, open_without_batch, two_chains);
+        let head_later = open_without_batch
+            && (blocks == 0 || tail_footprint::<L>(call, blocks) <= ks.len() - L::N * 64);
+        match dir {
+            Direction::Seal => {
+                let head_in = plaintext_at(src, base, from_src, 0, head);
+                L::xor_bytes(head_in, base, &ks[64..64 + head]);
+            }
+            // The first batch hashes the head, or the tail's call does, if
+            // there is room to keep its keystream; else it is hashed now.
+            Direction::Open if batches_end == head && !head_later => {
+                poly.padded(&buf[..head]);
+                L::xor_bytes(base, base, &ks[64..64 + head]);
+                pending = head;
+            }
+            Direction::Open => {}
+        }
+        let mut counter = 1 + (head_max / 64) as u32;
+        let mut off = head;
+        match dir {
+            Direction::Seal => {
+                // The first batch hashes the head, the others the batch before
+                // (two loops, so that each hash length is a constant).
+                macro_rules! seal_batch {
+                    ($hash_len:expr) => {{
+                        let input = plaintext_at(src, base, from_src, off, off + batch);
+                        let hash = Hash::new(base.add(off - $hash_len), $hash_len);
+                        vertical::<L, false>(
+                            &state,
+                            counter,
+                            input,
+                            base.add(off),
+                            &mut poly,
+                            Some(hash),
+                            two_chains,
+                        );
+                        pending = off;
+                        counter = counter.wrapping_add(L::N as u32);
+                        off += batch;
+                    }};
+                }
+                if off < batches_end {
+                    debug_assert_eq!(head, head_max);
+                    seal_batch!(head_max);
+                }
+                while off < batches_end {
+                    seal_batch!(batch);
+                }
+            }
+            Direction::Open => {
+                // Each batch hashes its own ciphertext before its stores, the
+                // first one the head's too (then XORed).
+                if off < batches_end {
+                    debug_assert_eq!(head, head_max);
+                    let hash = Hash::new(base, head_max + batch);
+                    let p = base.add(off);
+                    vertical::<L, true>(&state, counter, p, p, &mut poly, Some(hash), two_chains);
+                    L::xor_bytes(base, base, &ks[64..64 + head]);
+                    counter = counter.wrapping_add(L::N as u32);
+                    off += batch;
+                    pending = off;
+                }
+                while off < batches_end {
+                    let p = base.add(off);
+                    vertical::<L, false>(
+                        &state,
+                        counter,
+                        p,
+                        p,
+                        &mut poly,
+                        Some(Hash::new(p, batch)),
+                        two_chains,
+                    );
+                    counter = counter.wrapping_add(L::N as u32);
+                    off += batch;
+                    pending = off;
+                }
+            }
+        }
+
+        // Tail: less than a batch, with the cheapest keystream that covers
+        // it. Its call hashes, between its rounds, what is pending (a seal:
+        // the last region; an open: the head if still pending, and the
+        // tail's own ciphertext), as far as whole steps and the call's
+        // capacity go; the rest is hashed around it.
+        if blocks == 0 {
+            // A seal's pending head ends the message; an open hashed it.
+            padded_serial::<IFMA>(&mut poly, &buf[pending..n]);
+            if head_later {
+                L::xor_bytes(base, base, &ks[64..64 + head]);
+            }
+        } else {
+            let stop = match dir {
+                Direction::Seal => off,
+                Direction::Open => n,
+            };
+            // With IFMA, a long pending run is hashed on the vector Poly1305
+            // before a horizontal call instead of by scalar chains between
+            // its rounds: that call is latency-bound and leaves the vector
+            // units mostly idle, and the chain steps made it as long as the
+            // run, not the keystream (a vertical tail fills the vector units
+            // and hides the chains). An open hashes everything then.
+            if IFMA && call == TailCall::Horizontal && stop - pending >= IFMA_MIN {
+                padded_serial::<IFMA>(&mut poly, &buf[pending..stop]);
+                pending = stop;
+            }
+            let run_len = tail_run_len::<L>(call, stop - pending);
+            let run = (run_len > 0).then(|| Hash::new(base.add(pending), run_len));
+            // A later head's keystream stays where pass 0 left it; the
+            // tail's goes above.
+            let (pass0, above) = ks.split_at_mut(L::N * 64);
+            let (scratch, head_ks) = if head_later {
+                (above, &pass0[64..64 + head])
+            } else {
+                (&mut *ks, &[][..])
+            };
+            let tail_ks =
+                keystream_tail::<L>(&state, counter, scratch, blocks, call, &mut poly, run);
+            pending += run_len;
+            if dir == Direction::Seal {
+                let tail = buf[off..].as_mut_ptr();
+                L::xor_bytes(tail, tail, &tail_ks[..len]);
+                // What the call could not take of the last region (whole
+                // steps), then the tail.
+                padded_serial::<IFMA>(&mut poly, &buf[pending..]);
+            } else {
+                padded_serial::<IFMA>(&mut poly, &buf[pending..]);
+                let p = base.add(off);
+                L::xor_bytes(p, p, &tail_ks[..len]);
+                if head_later {
+                    L::xor_bytes(base, base, head_ks);
+                }
+            }
+        }
+        // The tag first: Poly1305's key would otherwise be live across the
+        // wipe's `memset` call and spilled (the stack-residue test).
+        let tag = finish(&mut poly, aad.len(), n);
+        wipe(ks);
+        tag
+    }
+}
+
+/// Whether an `n`-byte record's vertical passes hash in two chains (an
+/// open's wide first pass always does). One chain costs no power r^L and
+/// no join per pass, about seven blocks' worth of instructions, but the
+/// record's whole hash is then one dependency chain of about 13 cycles a
+/// block: on ymm and xmm it measured faster up to 4 KiB, slower beyond;
+/// zmm passes hash 64 blocks each, more than their rounds take for one chain.
+#[inline(always)]
+pub(super) const fn two_chain_passes<L: Lanes>(n: usize) -> bool {
+    L::TWO_CHAIN_PASSES || n > ONE_CHAIN_RECORD_MAX
+}
+
+/// The longest record whose vertical passes hash in one chain where the
+/// width allows it (see [`two_chain_passes`]).
+pub(super) const ONE_CHAIN_RECORD_MAX: usize = 4096;
+
+/// XORs `chunk` with `ks` in place and absorbs the ciphertext into Poly1305:
+/// before the XOR when opening, after it when sealing.
+#[inline(always)]
+pub(super) unsafe fn crypt_chunk<L: Lanes>(
+    poly: &mut Poly1305,
+    dir: Direction,
+    chunk: &mut [u8],
+    ks: &[u8],
+) {
+    // SAFETY: the assert makes `chunk` valid for the `ks.len()` bytes `xor_bytes` reads and
+    // writes.
+    unsafe {
+        assert_eq!(chunk.len(), ks.len(), "one keystream byte per byte");
+        if dir == Direction::Open {
+            poly.padded(chunk);
+        }
+        let p = chunk.as_mut_ptr();
+        L::xor_bytes(p, p, ks);
+        if dir == Direction::Seal {
+            poly.padded(chunk);
+        }
+    }
+}
+
+/// Clears keystream scratch with one memset, behind `black_box` so it is
+/// not elided. (`Zeroizing` would write it a volatile byte at a time, which
+/// cost more than a short record.)
+#[inline(always)]
+pub(super) fn wipe(scratch: &mut [u8]) {
+    scratch.fill(0);
+    core::hint::black_box(scratch);
+}
+
+/// Absorbs the lengths block and returns the tag.
+#[inline(always)]
+pub(super) fn finish(poly: &mut Poly1305, aad_len: usize, n: usize) -> [u8; TAG_LEN] {
+    let mut lengths = [0u8; 16];
+    lengths[..8].copy_from_slice(&(aad_len as u64).to_le_bytes());
+    lengths[8..].copy_from_slice(&(n as u64).to_le_bytes());
+    poly.blocks(&lengths);
+    poly.finish()
+}

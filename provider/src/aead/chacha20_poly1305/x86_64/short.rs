@@ -1,0 +1,139 @@
+//! Records of at most `SMALL` bytes (open: `Lanes::SMALL_OPEN`): one
+//! horizontal call, Poly1305 between its rounds.
+
+use super::super::poly1305::Poly1305;
+use super::kernel::{horizontal, keystream_small};
+use super::lanes::Lanes;
+use super::record::{crypt_chunk, finish, wipe};
+use super::slots::{OneChain, ONE_CHAIN_MAX};
+use super::state::{Hash, State};
+use super::{small_max, Direction, SMALL};
+use crate::aead::{NONCE_LEN, TAG_LEN};
+
+/// A record of at most [`small_max`] bytes (`crypt_small` with its state).
+///
+/// # Safety
+/// The CPU has `L`'s features.
+#[inline(always)]
+pub(in crate::aead::chacha20_poly1305) unsafe fn small<L: Lanes>(
+    key: &[u32; 8],
+    nonce: &[u8; NONCE_LEN],
+    aad: &[u8],
+    src: &[u8],
+    buf: &mut [u8],
+    dir: Direction,
+) -> [u8; TAG_LEN] {
+    // SAFETY: the CPU has `L`'s features (this fn's contract); the assert
+    // below gives `crypt_small` the lengths it relies on.
+    unsafe {
+        assert!(
+            src.len() <= buf.len() && buf.len() <= small_max::<L>(dir),
+            "a short record"
+        );
+        crypt_small::<L>(&State::new(key, nonce), aad, src, buf, dir)
+    }
+}
+
+/// Records of at most `SMALL` bytes: one horizontal call of 2, 4, 6 or 8
+/// independent blocks yields the Poly1305 key and all the keystream, with a
+/// scratch buffer sized for that alone (clearing a whole batch buffer cost
+/// more than a short record).
+#[inline(always)]
+pub(super) unsafe fn crypt_small<L: Lanes>(
+    state: &State,
+    aad: &[u8],
+    src: &[u8],
+    buf: &mut [u8],
+    dir: Direction,
+) -> [u8; TAG_LEN] {
+    // SAFETY: the CPU has `L`'s features (module contract).
+    unsafe {
+        // The key block and the data's blocks, rounded up to 2, 4 or 8, or
+        // to 6 in three sets of rows where `three_sets` says so; the
+        // scratch is exactly that (zeroing and wiping the largest size for
+        // every record cost a 16-byte record about 3 %); a ymm open longer
+        // than `SMALL` takes 10 blocks, in two calls.
+        match buf.len() {
+            0..=64 => crypt_small_in::<L, 128>(state, aad, src, buf, dir),
+            65..=192 => crypt_small_in::<L, 256>(state, aad, src, buf, dir),
+            n if three_sets::<L>(n) => crypt_small_in::<L, 384>(state, aad, src, buf, dir),
+            n if n <= SMALL => crypt_small_in::<L, 512>(state, aad, src, buf, dir),
+            _ => crypt_small_in::<L, 640>(state, aad, src, buf, dir),
+        }
+    }
+}
+
+/// [`crypt_small`] with `USED` bytes of keystream scratch (at least
+/// `buf.len() + 64`).
+///
+/// # Safety
+/// The CPU has `L`'s features.
+#[inline(always)]
+pub(super) unsafe fn crypt_small_in<L: Lanes, const USED: usize>(
+    state: &State,
+    aad: &[u8],
+    src: &[u8],
+    buf: &mut [u8],
+    dir: Direction,
+) -> [u8; TAG_LEN] {
+    // SAFETY: the CPU has `L`'s features (module contract); the open's run reads `buf[..whole]`
+    // during the call, which writes only `rest` (scratch), and the XOR after it reads and
+    // writes the `n` bytes of `buf` with the `n` keystream bytes it is given.
+    unsafe {
+        let n = buf.len();
+        if !src.is_empty() {
+            buf[..src.len()].copy_from_slice(src);
+        }
+        let mut ks = [0u8; USED];
+        // The key block comes first: the placeholder Poly1305 is not used.
+        let mut poly = Poly1305::new(&[0; 32]);
+        if dir == Direction::Open && USED >= 512 && L::ROW_BLOCKS == 2 {
+            // An open of 321–576 bytes on ymm: the key block and block 1 in
+            // one two-block call, then blocks 2–7 (2–9) in three (four)
+            // sets that hash the ciphertext between their rounds, its
+            // first 512 bytes (`ONE_CHAIN_MAX`; the rest after the call).
+            // For 321–448 bytes one call of four sets is bound by its
+            // vector instructions, not its latency, and the hash after it
+            // was one more serial stage; for 449–576 bytes this measured
+            // 7–12 % faster than pass 0 and a tail call (`crypt`).
+            let (first, rest) = ks.split_at_mut(128);
+            keystream_small::<L>(state, 0, first, &poly);
+            poly.reset(first[..32].try_into().expect("32 bytes"));
+            poly.padded(aad);
+            let whole = n / 16 * 16;
+            // r read fresh at every block: no stack scrub follows the
+            // three-set calls, and kept in registers it spilled (opt-level 2).
+            let hashed = whole.min(ONE_CHAIN_MAX);
+            let run = OneChain::<true>::new(Hash::new(buf.as_ptr(), hashed), poly.h());
+            let run = if USED == 512 {
+                horizontal::<L, 3, _>(state, 2, rest, &poly, run)
+            } else {
+                horizontal::<L, 4, _>(state, 2, rest, &poly, run)
+            };
+            poly.set_h(run.h);
+            poly.padded(&buf[hashed..]);
+            let p = buf.as_mut_ptr();
+            L::xor_bytes(p, p, &ks[64..64 + n]);
+        } else {
+            keystream_small::<L>(state, 0, &mut ks, &poly);
+            poly.reset(ks[..32].try_into().expect("32 bytes"));
+            poly.padded(aad);
+            crypt_chunk::<L>(&mut poly, dir, buf, &ks[64..64 + n]);
+        }
+        // The tag first: Poly1305's key would otherwise be live across the
+        // wipe's `memset` call and spilled (the stack-residue test).
+        let tag = finish(&mut poly, aad.len(), n);
+        wipe(&mut ks);
+        tag
+    }
+}
+
+/// Whether a short record of `n` bytes takes 6 blocks in three sets of
+/// two-block rows (ymm), for 193 to 320 bytes: on ymm that measured 14 %
+/// faster than four sets (the third set spills rows, none with key words
+/// or keystream: no scrub); on zmm (whose 32 registers hold three ymm sets
+/// without spills) it replaces two four-block sets, 8 blocks of work for 6.
+#[inline(always)]
+pub(super) const fn three_sets<L: Lanes>(n: usize) -> bool {
+    (L::ROW_BLOCKS == 2 || L::ROW_BLOCKS == 4) && n > 192 && n <= 320
+}

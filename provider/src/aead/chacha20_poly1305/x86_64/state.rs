@@ -1,0 +1,182 @@
+//! A record's inputs: the key words, the ChaCha20 input state, keystream
+//! scratch, where a pass reads its plaintext, and the tag check.
+
+use core::arch::x86_64::*;
+
+use zeroize::Zeroize;
+
+use super::lanes::Lanes;
+use super::tail::{tail_footprint, TailCall};
+use super::SIGMA;
+use crate::aead::{NONCE_LEN, TAG_LEN};
+
+/// The key as eight little-endian words, written straight into their box
+/// (this frame, marked in `stack`, is the deepest of the setup).
+pub(in crate::aead::chacha20_poly1305) fn key_words(
+    key: &[u8; 32],
+    stack: &mut crate::aead::secret::SetupStack,
+) -> Box<zeroize::Zeroizing<[u32; 8]>> {
+    // Allocated first (`malloc`; a zeroed box is a slower `calloc`), then
+    // the words go from the caller's key straight into it: no key word is
+    // live across the allocation, where it would be spilled.
+    let mut words = Box::<zeroize::Zeroizing<[u32; 8]>>::new_uninit();
+    stack.mark();
+    // SAFETY: `write` initialises the whole box, so `assume_init` is sound.
+    unsafe {
+        words.write(zeroize::Zeroizing::new(core::array::from_fn(|i| {
+            u32::from_le_bytes(core::array::from_fn(|j| key[4 * i + j]))
+        })));
+        words.assume_init()
+    }
+}
+
+/// Compares the computed tag with the received one in constant time; on a
+/// mismatch zeroes `buf` (no unauthenticated plaintext is released).
+pub(in crate::aead::chacha20_poly1305) fn check(
+    expected: [u8; TAG_LEN],
+    tag: &[u8; TAG_LEN],
+    buf: &mut [u8],
+) -> Result<(), crate::aead::OpenError> {
+    if crate::aead::ct_eq(&expected, tag) {
+        Ok(())
+    } else {
+        buf.zeroize();
+        Err(crate::aead::OpenError)
+    }
+}
+
+/// The keystream scratch [`crypt`] takes to open with lane type `L`:
+/// pass 0's blocks (the Poly1305 key and the head), then room for a
+/// horizontal tail's, so that an open can keep the head's keystream until
+/// the tail's call has hashed the head. The backend's `Key` holds it in its
+/// own frame, above the stack the kernel uses, so the scrub after the call
+/// need not cover it (the kernel wipes it).
+pub(in crate::aead::chacha20_poly1305) const fn scratch_len<L: Lanes>() -> usize {
+    L::N * 64 + L::MAX_SETS * L::ROW_BLOCKS * 64
+}
+
+/// The keystream scratch [`crypt`] takes to seal: pass 0's blocks, which
+/// the tail's keystream then reuses (a seal keeps no head keystream, and a
+/// tail takes at most `L::N` blocks' room: asserted below). Half an open's
+/// on ymm, so half the clearing.
+pub(in crate::aead::chacha20_poly1305) const fn seal_scratch_len<L: Lanes>() -> usize {
+    const { assert!(tail_footprint::<L>(TailCall::Wide, L::N) <= L::N * 64) };
+    L::N * 64
+}
+
+/// Keystream scratch, aligned to a cache line (vector stores and loads on
+/// it would otherwise split lines).
+#[repr(C, align(64))]
+pub(in crate::aead::chacha20_poly1305) struct Scratch<const N: usize>(
+    pub(in crate::aead::chacha20_poly1305) [u8; N],
+);
+
+/// Where a pass reads the plaintext of region `[off, end)`: from `src` if
+/// the region lies in its directly read part (below `from_src`), else from
+/// the buffer at `base`, which holds the rest (`crypt` copies it there).
+///
+/// # Safety
+/// `src` is `crypt`'s, with `from_src <= src.len()`, and `base` points to
+/// its buffer; the pointer returned is valid for `end - off` bytes if
+/// `end` is at most the buffer's length.
+#[inline(always)]
+pub(super) unsafe fn plaintext_at(
+    src: &[u8],
+    base: *mut u8,
+    from_src: usize,
+    off: usize,
+    end: usize,
+) -> *const u8 {
+    // SAFETY: `off < end <= from_src <= src.len()` on the `src` side, and the buffer is at
+    // least `end` bytes on the other (this fn's contract).
+    unsafe {
+        if end <= from_src {
+            src.as_ptr().add(off)
+        } else {
+            base.add(off).cast_const()
+        }
+    }
+}
+
+/// Ciphertext a vertical kernel hashes, as a raw pointer: an open hashes
+/// bytes that the same call then overwrites with plaintext, so no reference
+/// to them may live across the call.
+#[derive(Clone, Copy)]
+pub(super) struct Hash {
+    pub(super) ptr: *const u8,
+    pub(super) len: usize,
+}
+
+impl Hash {
+    /// # Safety
+    /// `ptr` is valid for `len` bytes of reads while the kernel runs.
+    #[inline(always)]
+    pub(super) unsafe fn new(ptr: *const u8, len: usize) -> Self {
+        Self { ptr, len }
+    }
+
+    /// The bytes, for use before the kernel's stores.
+    ///
+    /// # Safety
+    /// As for [`Hash::new`]; the slice must not be used after a write to
+    /// those bytes.
+    #[inline(always)]
+    pub(super) unsafe fn bytes<'a>(self) -> &'a [u8] {
+        // SAFETY: `ptr` is valid for reads of `len` bytes while the kernel runs, and the slice
+        // is not used after a write to them (this fn's contract).
+        unsafe { core::slice::from_raw_parts(self.ptr, self.len) }
+    }
+}
+
+/// The ChaCha20 input state for block counter 0: the key, read where it
+/// is used from its box (never copied to the stack; a copy there would
+/// also be a store that the first rows' loads wait on), and the public
+/// nonce.
+pub(super) struct State<'k> {
+    pub(super) key: &'k [u32; 8],
+    /// Words 13–15.
+    pub(super) nonce: [u32; 3],
+    /// Words 12–15 as one row, counter word 0: `0 ‖ nonce`, made in
+    /// registers for the horizontal calls. (Loaded from memory just
+    /// written word by word, that row spanned several stores and store
+    /// forwarding failed: a stall at the head of a short record's one
+    /// dependency chain.)
+    pub(super) nonce_row: __m128i,
+}
+
+impl<'k> State<'k> {
+    #[inline(always)]
+    pub(super) fn new(key: &'k [u32; 8], nonce: &[u8; NONCE_LEN]) -> Self {
+        let word =
+            |i: usize| u32::from_le_bytes(nonce[4 * i..4 * i + 4].try_into().expect("4 bytes"));
+        // SAFETY: SSE2 (every x86-64 CPU); the 8-byte load reads `nonce[..8]`.
+        let nonce_row = unsafe {
+            let n01 = _mm_loadl_epi64(nonce.as_ptr().cast());
+            _mm_slli_si128::<4>(_mm_unpacklo_epi64(n01, _mm_cvtsi32_si128(word(2) as i32)))
+        };
+        Self {
+            key,
+            nonce: [word(0), word(1), word(2)],
+            nonce_row,
+        }
+    }
+
+    /// Input word `i` for block counter 0, the key words read from `key`
+    /// (this state's, or the same through an opaque pointer).
+    #[inline(always)]
+    pub(super) fn word(&self, key: &[u32; 8], i: usize) -> u32 {
+        match i {
+            0..4 => SIGMA[i],
+            4..12 => key[i - 4],
+            12 => 0,
+            _ => self.nonce[i - 13],
+        }
+    }
+
+    /// Row 3 (block counter and nonce) for block `counter`.
+    #[inline(always)]
+    pub(super) fn row3(&self, counter: u32) -> __m128i {
+        // SAFETY: register-only SSE2 intrinsics (every x86-64 CPU).
+        unsafe { _mm_add_epi32(self.nonce_row, _mm_cvtsi32_si128(counter as i32)) }
+    }
+}
