@@ -312,7 +312,7 @@ async fn relay(
                 from_client += 1;
                 let hit = corrupt.is_some_and(|first| {
                     from_client >= first
-                        && (from_client - first) % CORRUPT_EVERY == 0
+                        && (from_client - first).is_multiple_of(CORRUPT_EVERY)
                         && (from_client - first) / CORRUPT_EVERY < CORRUPT_COUNT
                 });
                 if hit {

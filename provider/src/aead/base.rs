@@ -16,37 +16,26 @@ use aws_lc_rs::aead;
 use ring::aead;
 use zeroize::Zeroize;
 
-use super::{Hardening, OpenError, NONCE_LEN, TAG_LEN};
+use super::{Algorithm, Hardening, OpenError, NONCE_LEN, TAG_LEN};
 
-/// The base provider's AEAD algorithms, by our names.
-#[derive(Clone, Copy, Debug)]
-pub(crate) enum Alg {
-    Aes128Gcm,
-    Aes256Gcm,
-    ChaCha20Poly1305,
-}
-
-impl Alg {
-    fn get(self) -> &'static aead::Algorithm {
-        match self {
-            Self::Aes128Gcm => &aead::AES_128_GCM,
-            Self::Aes256Gcm => &aead::AES_256_GCM,
-            Self::ChaCha20Poly1305 => &aead::CHACHA20_POLY1305,
-        }
+/// The base provider's AEAD for `alg`.
+fn base_algorithm(alg: Algorithm) -> &'static aead::Algorithm {
+    match alg {
+        Algorithm::Aes128Gcm => &aead::AES_128_GCM,
+        Algorithm::Aes256Gcm => &aead::AES_256_GCM,
+        Algorithm::ChaCha20Poly1305 => &aead::CHACHA20_POLY1305,
     }
 }
 
-impl Alg {
-    /// Stack scrubbed after each call into the base provider: its code
-    /// leaves E(K, J0) and plaintext (AES-GCM), the key, the Poly1305 key
-    /// and keystream (ChaCha20-Poly1305) in frames down to 2.7 KiB and
-    /// 1.2 KiB below the call (aws-lc on x86-64; `tests/stack_residue.rs`).
-    #[inline(always)]
-    fn scrub(self) {
-        match self {
-            Self::Aes128Gcm | Self::Aes256Gcm => super::secret::scrub_stack::<2816>(),
-            Self::ChaCha20Poly1305 => super::secret::scrub_stack::<1280>(),
-        }
+/// Scrubs the stack after a call into the base provider for `alg`: its
+/// code leaves E(K, J0) and plaintext (AES-GCM), the key, the Poly1305 key
+/// and keystream (ChaCha20-Poly1305) in frames down to 2.7 KiB and 1.2 KiB
+/// below the call (aws-lc on x86-64; `tests/stack_residue.rs`).
+#[inline(always)]
+fn scrub(alg: Algorithm) {
+    match alg {
+        Algorithm::Aes128Gcm | Algorithm::Aes256Gcm => super::secret::scrub_stack::<2816>(),
+        Algorithm::ChaCha20Poly1305 => super::secret::scrub_stack::<1280>(),
     }
 }
 
@@ -61,7 +50,7 @@ impl Alg {
 /// key is dropped. The copies both libraries leave on the stack while
 /// building a key are scrubbed by the caller where the key opts in
 /// (`Hardening::scrub_base_stack`, `secret::scrub_after_setup`).
-pub(crate) struct Base(Inner, Alg, bool);
+pub(crate) struct Base(Inner, Algorithm, bool);
 
 #[cfg(feature = "aws-lc-rs")]
 type Inner = aead::LessSafeKey;
@@ -72,8 +61,9 @@ impl Base {
     /// # Panics
     /// If `key` is not the algorithm's key length (callers pass typed keys).
     /// No per-call scrub until [`Self::harden`] turns it on.
-    pub(crate) fn new(alg: Alg, key: &[u8]) -> Self {
-        let key = aead::UnboundKey::new(alg.get(), key).expect("key length matches the algorithm");
+    pub(crate) fn new(alg: Algorithm, key: &[u8]) -> Self {
+        let key = aead::UnboundKey::new(base_algorithm(alg), key)
+            .expect("key length matches the algorithm");
         #[cfg(feature = "aws-lc-rs")]
         return Self(aead::LessSafeKey::new(key), alg, false);
         #[cfg(all(feature = "ring", not(feature = "aws-lc-rs")))]
@@ -106,7 +96,7 @@ impl Base {
             )
             .expect("message within the algorithm's length limit");
         if self.2 {
-            self.1.scrub();
+            scrub(self.1);
         }
         tag.as_ref().try_into().expect("16-byte tag")
     }
@@ -127,7 +117,7 @@ impl Base {
             .0
             .open_in_place_separate_tag(nonce, aad, aead::Tag::from(*tag), buf, 0..);
         if self.2 {
-            self.1.scrub();
+            scrub(self.1);
         }
         match opened {
             Ok(_) => Ok(()),

@@ -20,27 +20,10 @@ use super::aes_gcm::RoundKeys;
 use super::secret::SetupStack;
 #[cfg(target_arch = "x86_64")]
 use super::ChaCha20Poly1305;
-use super::{Backend, Hardening};
+use super::{Algorithm, Backend, Hardening, TAG_LEN};
 
 /// Stack scrubbed after the base provider's block function.
 const SCRUB_BASE_BLOCK: usize = 1024;
-
-/// Which block function.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum BlockKind {
-    Aes128,
-    Aes256,
-    ChaCha20,
-}
-
-impl BlockKind {
-    pub(crate) fn key_len(self) -> usize {
-        match self {
-            Self::Aes128 => 16,
-            Self::Aes256 | Self::ChaCha20 => 32,
-        }
-    }
-}
 
 /// A block-function key on one backend.
 pub(crate) enum BlockKey {
@@ -58,22 +41,22 @@ pub(crate) enum BlockKey {
 }
 
 impl BlockKey {
-    /// The key for `kind` on the engine family of `backend` (the backend of
+    /// The key for `alg`'s block function on the engine family of `backend` (the backend of
     /// the AEAD it goes with): our AES-NI code for the x86 AES-GCM
     /// backends, the ChaCha20 engine's width for the x86 ChaCha20 backends,
     /// the base provider's for `Base`. `None` if this CPU cannot run it, or
-    /// `backend` is not one of `kind`'s.
+    /// `backend` is not one of `alg`'s.
     ///
     /// # Panics
-    /// If `key` is not `kind.key_len()` bytes.
+    /// If `key` is not `alg.key_len()` bytes.
     pub(crate) fn new(
-        kind: BlockKind,
+        alg: Algorithm,
         key: &[u8],
         backend: Backend,
         hardening: Hardening,
     ) -> Option<Self> {
         let mut stack = SetupStack::new();
-        let made = Self::make(kind, key, backend, hardening, &mut stack);
+        let made = Self::make(alg, key, backend, hardening, &mut stack);
         super::secret::scrub_after_setup(stack, backend, hardening);
         made
     }
@@ -82,7 +65,7 @@ impl BlockKey {
     /// where its scrub reaches them.
     #[inline(never)]
     fn make(
-        kind: BlockKind,
+        alg: Algorithm,
         key: &[u8],
         backend: Backend,
         hardening: Hardening,
@@ -91,7 +74,7 @@ impl BlockKey {
         // Off x86-64 only `Base` runs, which marks no frame.
         #[cfg(not(target_arch = "x86_64"))]
         let _ = stack;
-        assert_eq!(key.len(), kind.key_len(), "block key length");
+        assert_eq!(key.len(), alg.key_len(), "block key length");
         #[cfg(target_arch = "x86_64")]
         {
             let aes = matches!(
@@ -102,10 +85,10 @@ impl BlockKey {
                 backend,
                 Backend::X86Ssse3 | Backend::X86Avx2 | Backend::X86Avx512 | Backend::X86Avx512Ifma
             );
-            match kind {
-                BlockKind::Aes128 if aes => return RoundKeys::new(key, stack).map(Self::Aes128),
-                BlockKind::Aes256 if aes => return RoundKeys::new(key, stack).map(Self::Aes256),
-                BlockKind::ChaCha20 if chacha => {
+            match alg {
+                Algorithm::Aes128Gcm if aes => return RoundKeys::new(key, stack).map(Self::Aes128),
+                Algorithm::Aes256Gcm if aes => return RoundKeys::new(key, stack).map(Self::Aes256),
+                Algorithm::ChaCha20Poly1305 if chacha => {
                     let key = key.try_into().expect("32-byte key");
                     return ChaCha20Poly1305::build(key, backend, Hardening::NONE, stack)
                         .map(Self::ChaCha20);
@@ -116,10 +99,10 @@ impl BlockKey {
         if backend != Backend::Base {
             return None;
         }
-        let alg = match kind {
-            BlockKind::Aes128 => &base_quic::AES_128,
-            BlockKind::Aes256 => &base_quic::AES_256,
-            BlockKind::ChaCha20 => &base_quic::CHACHA20,
+        let alg = match alg {
+            Algorithm::Aes128Gcm => &base_quic::AES_128,
+            Algorithm::Aes256Gcm => &base_quic::AES_256,
+            Algorithm::ChaCha20Poly1305 => &base_quic::CHACHA20,
         };
         Some(Self::Base(
             Box::new(base_quic::HeaderProtectionKey::new(alg, key).expect("key length checked")),
@@ -173,4 +156,26 @@ impl BlockKey {
             _ => None,
         }
     }
+}
+
+/// The 16 bytes at `at` of `ciphertext ‖ tag`: public, as they go on the
+/// wire (declassified for the valgrind check, since the Base backend's
+/// ChaCha20 branches on the block counter a sample supplies).
+pub(crate) fn sample_of(ciphertext: &[u8], tag: &[u8; TAG_LEN], at: usize) -> [u8; 16] {
+    let mut sample = [0u8; 16];
+    if let Some(s) = ciphertext.get(at..at + 16) {
+        sample.copy_from_slice(s);
+    } else {
+        for (i, s) in sample.iter_mut().enumerate() {
+            let j = at + i;
+            *s = if j < ciphertext.len() {
+                ciphertext[j]
+            } else {
+                tag[j - ciphertext.len()]
+            };
+        }
+    }
+    #[cfg(feature = "audit")]
+    crate::aead::audit::declassify(&mut sample);
+    sample
 }

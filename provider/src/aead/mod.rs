@@ -19,6 +19,7 @@
 //! ```
 
 mod aes_gcm;
+mod algorithm;
 #[cfg(feature = "audit")]
 #[doc(hidden)]
 pub mod audit;
@@ -30,7 +31,9 @@ mod secret;
 use core::fmt;
 
 pub use self::aes_gcm::{Aes128Gcm, Aes256Gcm};
-pub(crate) use self::block::{BlockKey, BlockKind};
+pub use self::algorithm::Algorithm;
+pub(crate) use self::algorithm::AnyKey;
+pub(crate) use self::block::{sample_of, BlockKey};
 pub use self::chacha20_poly1305::ChaCha20Poly1305;
 
 /// Length of a nonce: every AEAD here takes 96-bit nonces.
@@ -137,6 +140,15 @@ impl Hardening {
     pub const fn scrubs_base_stack(self) -> bool {
         self.scrub_base_stack
     }
+}
+
+/// Which way a kernel runs: a seal hashes the ciphertext it writes, an
+/// open the ciphertext it reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))] // only our engines use it
+pub(crate) enum Direction {
+    Seal,
+    Open,
 }
 
 /// Opening failed: the tag did not match the ciphertext and associated data.

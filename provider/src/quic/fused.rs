@@ -8,8 +8,8 @@ use zeroize::{Zeroize, Zeroizing};
 use super::guard::PacketNumberGuard;
 use super::header::xor_mask;
 use super::limits::Budget;
-use super::{block_key, nonce, sample_of, Cipher, PacketAead};
-use crate::aead::{Backend, BlockKey, Hardening, NONCE_LEN, TAG_LEN};
+use super::{block_key, nonce, Cipher};
+use crate::aead::{sample_of, AnyKey, Backend, BlockKey, Hardening, NONCE_LEN, TAG_LEN};
 use crate::nonce_guard::NonceError;
 
 /// Bytes of ciphertext sampled for header protection (RFC 9001 §5.4.2).
@@ -107,12 +107,11 @@ fn keys(
     hp: &[u8],
     backend: Option<Backend>,
     hardening: Hardening,
-) -> Result<(PacketAead, BlockKey, Zeroizing<[u8; NONCE_LEN]>), QuicError> {
+) -> Result<(AnyKey, BlockKey, Zeroizing<[u8; NONCE_LEN]>), QuicError> {
     if key.len() != cipher.key_len() || hp.len() != cipher.key_len() {
         return Err(QuicError::KeyLength);
     }
-    let aead =
-        PacketAead::new(cipher, key, backend, hardening).ok_or(QuicError::BackendUnavailable)?;
+    let aead = AnyKey::new(cipher, key, backend, hardening).ok_or(QuicError::BackendUnavailable)?;
     let hp = block_key(cipher, hp, aead.backend(), hardening);
     Ok((aead, hp, Zeroizing::new(*iv)))
 }
@@ -164,7 +163,7 @@ fn layout(packet: &[u8], pn_offset: usize, pn: u64) -> Result<Layout, QuicError>
 /// The sealing half of one QUIC direction and epoch: packet key, IV,
 /// header-protection key and the packet-number guard.
 pub struct Sealer {
-    aead: PacketAead,
+    aead: AnyKey,
     hp: BlockKey,
     iv: Zeroizing<[u8; NONCE_LEN]>,
     guard: PacketNumberGuard,
@@ -327,7 +326,7 @@ impl Sealer {
                 }
                 let (header, rest) = p.packet.split_at_mut(at.header_len);
                 let (payload, tag_room) = rest.split_at_mut(rest.len() - TAG_LEN);
-                let tag = self.aead.seal(nonce, header, payload);
+                let tag = self.aead.seal_in_place(nonce, header, payload);
                 tag_room.copy_from_slice(&tag);
                 *sample = sample_of(payload, &tag, at.sample_at);
             }
@@ -357,7 +356,7 @@ impl fmt::Debug for Sealer {
 /// header-protection key. It checks no packet number before opening
 /// (packets reorder; duplicate suppression follows decryption).
 pub struct Opener {
-    aead: PacketAead,
+    aead: AnyKey,
     hp: BlockKey,
     iv: Zeroizing<[u8; NONCE_LEN]>,
     failed: Budget,

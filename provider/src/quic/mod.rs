@@ -51,192 +51,12 @@ mod rustls;
 pub use self::fused::{HeaderInfo, InPacket, Opener, OutPacket, QuicError, Sealer, SAMPLE_LEN};
 pub use self::guard::{PacketNumberGuard, MAX_PACKET_NUMBER};
 pub(crate) use self::rustls::QuicAlgorithm;
-
-use crate::aead::{
-    Aes128Gcm, Aes256Gcm, Backend, BlockKey, BlockKind, ChaCha20Poly1305, Hardening, OpenError,
-    NONCE_LEN, TAG_LEN,
-};
-
 /// A QUIC packet-protection algorithm: the AEAD of a TLS 1.3 suite and its
-/// header-protection function (RFC 9001 §5.4.3, §5.4.4).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Cipher {
-    /// AES-128-GCM packets, AES-128 header protection (16-byte keys).
-    Aes128Gcm,
-    /// AES-256-GCM packets, AES-256 header protection (32-byte keys).
-    Aes256Gcm,
-    /// ChaCha20-Poly1305 packets, ChaCha20 header protection (32-byte keys).
-    ChaCha20Poly1305,
-}
+/// header-protection function (RFC 9001 §5.4.3, §5.4.4); the crate's one
+/// name for the three algorithms, [`aead::Algorithm`](crate::aead::Algorithm).
+pub use crate::aead::Algorithm as Cipher;
 
-impl Cipher {
-    /// Length of the packet key and of the header-protection key.
-    pub fn key_len(self) -> usize {
-        match self {
-            Self::Aes128Gcm => 16,
-            Self::Aes256Gcm | Self::ChaCha20Poly1305 => 32,
-        }
-    }
-
-    /// The backend detection picks for this cipher's AEAD.
-    fn best_backend(self) -> Backend {
-        match self {
-            Self::Aes128Gcm => Aes128Gcm::best(),
-            Self::Aes256Gcm => Aes256Gcm::best(),
-            Self::ChaCha20Poly1305 => ChaCha20Poly1305::best(),
-        }
-    }
-
-    fn block_kind(self) -> BlockKind {
-        match self {
-            Self::Aes128Gcm => BlockKind::Aes128,
-            Self::Aes256Gcm => BlockKind::Aes256,
-            Self::ChaCha20Poly1305 => BlockKind::ChaCha20,
-        }
-    }
-
-    /// Packets per key before a key update is due (RFC 9001 §6.6), for
-    /// [`Sealer::limit_packets`] (`u64::MAX`: none for ChaCha20-Poly1305).
-    pub fn confidentiality_limit(self) -> u64 {
-        match self {
-            Self::Aes128Gcm | Self::Aes256Gcm => 1 << 23,
-            Self::ChaCha20Poly1305 => u64::MAX,
-        }
-    }
-
-    /// Failed opens per key before the connection must close (RFC 9001
-    /// §6.6), for [`Opener::limit_failures`].
-    pub fn integrity_limit(self) -> u64 {
-        match self {
-            Self::Aes128Gcm | Self::Aes256Gcm => 1 << 52,
-            Self::ChaCha20Poly1305 => 1 << 36,
-        }
-    }
-}
-
-/// One packet-protection key on one engine.
-enum PacketAead {
-    Aes128(Aes128Gcm),
-    Aes256(Aes256Gcm),
-    ChaCha(ChaCha20Poly1305),
-}
-
-impl PacketAead {
-    /// `None` if `backend` is given and cannot run here for `cipher`.
-    ///
-    /// # Panics
-    /// If `key` is not `cipher.key_len()` bytes.
-    fn new(
-        cipher: Cipher,
-        key: &[u8],
-        backend: Option<Backend>,
-        hardening: Hardening,
-    ) -> Option<Self> {
-        const LEN: &str = "key length matches the cipher";
-        Some(match cipher {
-            Cipher::Aes128Gcm => Self::Aes128(Aes128Gcm::with_choice(
-                key.try_into().expect(LEN),
-                backend,
-                hardening,
-            )?),
-            Cipher::Aes256Gcm => Self::Aes256(Aes256Gcm::with_choice(
-                key.try_into().expect(LEN),
-                backend,
-                hardening,
-            )?),
-            Cipher::ChaCha20Poly1305 => Self::ChaCha(ChaCha20Poly1305::with_choice(
-                key.try_into().expect(LEN),
-                backend,
-                hardening,
-            )?),
-        })
-    }
-
-    fn backend(&self) -> Backend {
-        match self {
-            Self::Aes128(k) => k.backend(),
-            Self::Aes256(k) => k.backend(),
-            Self::ChaCha(k) => k.backend(),
-        }
-    }
-
-    /// Whether `seal_with_block` runs `block` inside the seal (our AES-GCM
-    /// engines with our AES block key) rather than after it.
-    fn fuses_block(&self, block: &BlockKey) -> bool {
-        let ours = !matches!(self.backend(), Backend::Base);
-        match self {
-            Self::Aes128(_) | Self::Aes256(_) => ours && !matches!(block, BlockKey::Base(..)),
-            Self::ChaCha(_) => false,
-        }
-    }
-
-    fn seal(&self, nonce: &[u8; NONCE_LEN], aad: &[u8], buf: &mut [u8]) -> [u8; TAG_LEN] {
-        match self {
-            Self::Aes128(k) => k.seal_in_place(nonce, aad, buf),
-            Self::Aes256(k) => k.seal_in_place(nonce, aad, buf),
-            Self::ChaCha(k) => k.seal_in_place(nonce, aad, buf),
-        }
-    }
-
-    /// Seals and applies `block` to the 16 bytes at `at` of
-    /// ciphertext ‖ tag: in one call on the AES-GCM engines, seal then
-    /// block on the others. Returns the tag and the block's first 5 bytes.
-    fn seal_with_block(
-        &self,
-        nonce: &[u8; NONCE_LEN],
-        aad: &[u8],
-        buf: &mut [u8],
-        block: &BlockKey,
-        at: usize,
-    ) -> ([u8; TAG_LEN], [u8; 5]) {
-        match self {
-            Self::Aes128(k) => k.seal_with_block(nonce, aad, buf, block, at),
-            Self::Aes256(k) => k.seal_with_block(nonce, aad, buf, block, at),
-            Self::ChaCha(k) => {
-                let tag = k.seal_in_place(nonce, aad, buf);
-                let mut out = [[0u8; 5]];
-                block.apply(&[sample_of(buf, &tag, at)], &mut out);
-                (tag, out[0])
-            }
-        }
-    }
-
-    fn open(
-        &self,
-        nonce: &[u8; NONCE_LEN],
-        aad: &[u8],
-        buf: &mut [u8],
-        tag: &[u8; TAG_LEN],
-    ) -> Result<(), OpenError> {
-        match self {
-            Self::Aes128(k) => k.open_in_place(nonce, aad, buf, tag),
-            Self::Aes256(k) => k.open_in_place(nonce, aad, buf, tag),
-            Self::ChaCha(k) => k.open_in_place(nonce, aad, buf, tag),
-        }
-    }
-}
-
-/// The 16 bytes at `at` of `ciphertext ‖ tag`: public, as they go on the
-/// wire (declassified for the valgrind check, since the Base backend's
-/// ChaCha20 branches on the block counter a sample supplies).
-fn sample_of(ciphertext: &[u8], tag: &[u8; TAG_LEN], at: usize) -> [u8; 16] {
-    let mut sample = [0u8; 16];
-    if let Some(s) = ciphertext.get(at..at + 16) {
-        sample.copy_from_slice(s);
-    } else {
-        for (i, s) in sample.iter_mut().enumerate() {
-            let j = at + i;
-            *s = if j < ciphertext.len() {
-                ciphertext[j]
-            } else {
-                tag[j - ciphertext.len()]
-            };
-        }
-    }
-    #[cfg(feature = "audit")]
-    crate::aead::audit::declassify(&mut sample);
-    sample
-}
+use crate::aead::{Backend, BlockKey, Hardening, NONCE_LEN};
 
 /// RFC 9001 §5.3 (and the multipath draft): `iv XOR (BE32(path_id) ‖
 /// BE64(pn))`.
@@ -253,7 +73,7 @@ fn nonce(iv: &[u8; NONCE_LEN], path_id: u32, pn: u64) -> [u8; NONCE_LEN] {
 
 /// The header-protection key that goes with a packet key on `backend`.
 fn block_key(cipher: Cipher, hp: &[u8], backend: Backend, hardening: Hardening) -> BlockKey {
-    BlockKey::new(cipher.block_kind(), hp, backend, hardening)
-        .or_else(|| BlockKey::new(cipher.block_kind(), hp, Backend::Base, hardening))
+    BlockKey::new(cipher, hp, backend, hardening)
+        .or_else(|| BlockKey::new(cipher, hp, Backend::Base, hardening))
         .expect("the base provider's header protection runs everywhere")
 }

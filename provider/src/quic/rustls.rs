@@ -11,8 +11,8 @@ use zeroize::{Zeroize, Zeroizing};
 
 use super::guard::PacketNumberGuard;
 use super::header::xor_mask;
-use super::{block_key, nonce, Cipher, PacketAead, SAMPLE_LEN};
-use crate::aead::{Backend, BlockKey, Hardening, NONCE_LEN, TAG_LEN};
+use super::{block_key, nonce, Cipher, SAMPLE_LEN};
+use crate::aead::{AnyKey, Backend, BlockKey, Hardening, NONCE_LEN, TAG_LEN};
 
 /// A suite's `rustls::quic::Algorithm`: which cipher, which backend
 /// (`None`: the best this CPU runs) and the opt-in hardening.
@@ -24,8 +24,8 @@ pub(crate) struct QuicAlgorithm {
 }
 
 impl QuicAlgorithm {
-    fn packet_aead(&self, key: &[u8]) -> PacketAead {
-        PacketAead::new(self.cipher, key, self.backend, self.hardening)
+    fn packet_aead(&self, key: &[u8]) -> AnyKey {
+        AnyKey::new(self.cipher, key, self.backend, self.hardening)
             .expect("forced backend was checked at provider setup")
     }
 }
@@ -62,7 +62,7 @@ impl quic::Algorithm for QuicAlgorithm {
 /// A QUIC packet key: the engine key made once, the IV, and one guard per
 /// path (path 0 is also the plain, non-multipath nonce).
 struct PacketKey {
-    aead: PacketAead,
+    aead: AnyKey,
     iv: Zeroizing<[u8; NONCE_LEN]>,
     guard: PacketNumberGuard,
     /// Guards of multipath paths other than 0, made on first use (a B-tree:
@@ -96,7 +96,9 @@ impl PacketKey {
             }
         };
         checked.map_err(|_| Error::EncryptError)?;
-        Ok(Tag::from(&self.aead.seal(&nonce, header, payload)[..]))
+        Ok(Tag::from(
+            &self.aead.seal_in_place(&nonce, header, payload)[..],
+        ))
     }
 
     fn open<'a>(

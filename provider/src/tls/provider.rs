@@ -10,9 +10,9 @@ use rustls::crypto::ring as base;
 use rustls::crypto::CryptoProvider;
 use rustls::SupportedCipherSuite;
 
-use super::record::{AeadChoice, AeadKind};
+use super::record::AeadChoice;
 use super::suites::{ALL_CIPHER_SUITES, RECIPES};
-use crate::aead::{Aes128Gcm, Backend, ChaCha20Poly1305, Hardening};
+use crate::aead::{Aes128Gcm, Algorithm, Backend, ChaCha20Poly1305, Hardening};
 use crate::cpu;
 
 /// Our nine suites with the base provider's key exchange groups, signature
@@ -116,8 +116,8 @@ impl ProviderBuilder {
                     .iter()
                     .map(|recipe| {
                         let backend = match recipe.kind {
-                            AeadKind::Aes128Gcm | AeadKind::Aes256Gcm => self.aes_gcm,
-                            AeadKind::ChaCha20Poly1305 => self.chacha20_poly1305,
+                            Algorithm::Aes128Gcm | Algorithm::Aes256Gcm => self.aes_gcm,
+                            Algorithm::ChaCha20Poly1305 => self.chacha20_poly1305,
                         };
                         recipe.leak(AeadChoice {
                             kind: recipe.kind,

@@ -6,40 +6,36 @@ use rustls::{ConnectionTrafficSecrets, Error};
 use zeroize::{Zeroize, Zeroizing};
 
 use super::nonce_guard::{OpenGuard, SealGuard};
-use crate::aead::{Aes128Gcm, Aes256Gcm, Backend, ChaCha20Poly1305, Hardening, NONCE_LEN, TAG_LEN};
+use crate::aead::{Algorithm, AnyKey, Backend, Hardening, NONCE_LEN, TAG_LEN};
 
 /// Which AEAD a suite uses, which backend (if forced) and the opt-in
 /// hardening of its keys.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct AeadChoice {
-    pub(crate) kind: AeadKind,
+    pub(crate) kind: Algorithm,
     /// `None`: the best backend this CPU runs.
     pub(crate) backend: Option<Backend>,
     pub(crate) hardening: Hardening,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum AeadKind {
-    Aes128Gcm,
-    Aes256Gcm,
-    ChaCha20Poly1305,
-}
-
-impl AeadKind {
-    pub(crate) fn key_len(self) -> usize {
-        match self {
-            Self::Aes128Gcm => Aes128Gcm::KEY_LEN,
-            Self::Aes256Gcm => Aes256Gcm::KEY_LEN,
-            Self::ChaCha20Poly1305 => ChaCha20Poly1305::KEY_LEN,
-        }
+impl AeadChoice {
+    /// One traffic key's AEAD context.
+    ///
+    /// # Panics
+    /// If `key` is not `kind.key_len()` bytes (rustls derives exactly that
+    /// many), or a forced backend does not run here (checked when the
+    /// provider was built).
+    pub(crate) fn key(&self, key: &AeadKey) -> AnyKey {
+        AnyKey::new(self.kind, key.as_ref(), self.backend, self.hardening)
+            .expect("forced backend was checked at provider setup")
     }
 
     /// The kTLS view of a key: always the full 12-byte IV.
-    pub(crate) fn secrets(self, key: AeadKey, iv: Iv) -> ConnectionTrafficSecrets {
-        match self {
-            Self::Aes128Gcm => ConnectionTrafficSecrets::Aes128Gcm { key, iv },
-            Self::Aes256Gcm => ConnectionTrafficSecrets::Aes256Gcm { key, iv },
-            Self::ChaCha20Poly1305 => ConnectionTrafficSecrets::Chacha20Poly1305 { key, iv },
+    pub(crate) fn secrets(&self, key: AeadKey, iv: Iv) -> ConnectionTrafficSecrets {
+        match self.kind {
+            Algorithm::Aes128Gcm => ConnectionTrafficSecrets::Aes128Gcm { key, iv },
+            Algorithm::Aes256Gcm => ConnectionTrafficSecrets::Aes256Gcm { key, iv },
+            Algorithm::ChaCha20Poly1305 => ConnectionTrafficSecrets::Chacha20Poly1305 { key, iv },
         }
     }
 }
@@ -64,75 +60,13 @@ impl StaticIv {
     }
 }
 
-/// One traffic key's AEAD context, built once per key.
-pub(crate) enum RecordKey {
-    Aes128Gcm(Aes128Gcm),
-    Aes256Gcm(Aes256Gcm),
-    ChaCha20Poly1305(ChaCha20Poly1305),
-}
-
-impl RecordKey {
-    /// # Panics
-    /// If `key` is not `kind.key_len()` bytes (rustls derives exactly that
-    /// many), or a forced backend does not run here (checked when the
-    /// provider was built).
-    pub(crate) fn new(choice: AeadChoice, key: &AeadKey) -> Self {
-        const LEN: &str = "rustls passes key_len() key bytes";
-        const PINNED: &str = "forced backend was checked at provider setup";
-        let (key, backend, hardening) = (key.as_ref(), choice.backend, choice.hardening);
-        match choice.kind {
-            AeadKind::Aes128Gcm => Self::Aes128Gcm(
-                Aes128Gcm::with_choice(key.try_into().expect(LEN), backend, hardening)
-                    .expect(PINNED),
-            ),
-            AeadKind::Aes256Gcm => Self::Aes256Gcm(
-                Aes256Gcm::with_choice(key.try_into().expect(LEN), backend, hardening)
-                    .expect(PINNED),
-            ),
-            AeadKind::ChaCha20Poly1305 => Self::ChaCha20Poly1305(
-                ChaCha20Poly1305::with_choice(key.try_into().expect(LEN), backend, hardening)
-                    .expect(PINNED),
-            ),
-        }
-    }
-
-    fn seal_split(
-        &self,
-        nonce: &[u8; NONCE_LEN],
-        aad: &[u8],
-        src: &[u8],
-        buf: &mut [u8],
-    ) -> [u8; TAG_LEN] {
-        match self {
-            Self::Aes128Gcm(k) => k.seal_split(nonce, aad, src, buf),
-            Self::Aes256Gcm(k) => k.seal_split(nonce, aad, src, buf),
-            Self::ChaCha20Poly1305(k) => k.seal_split(nonce, aad, src, buf),
-        }
-    }
-
-    fn open(
-        &self,
-        nonce: &[u8; NONCE_LEN],
-        aad: &[u8],
-        buf: &mut [u8],
-        tag: &[u8; TAG_LEN],
-    ) -> bool {
-        match self {
-            Self::Aes128Gcm(k) => k.open_in_place(nonce, aad, buf, tag),
-            Self::Aes256Gcm(k) => k.open_in_place(nonce, aad, buf, tag),
-            Self::ChaCha20Poly1305(k) => k.open_in_place(nonce, aad, buf, tag),
-        }
-        .is_ok()
-    }
-}
-
 /// Plaintext up to this long is copied into the record buffer and sealed
 /// in place; longer plaintext is read by the engine where it lies.
 const COPY_MAX: usize = 512;
 
 /// The sealing half of a traffic key: the AEAD and its nonce guard.
 pub(crate) struct Sealer {
-    pub(crate) key: RecordKey,
+    pub(crate) key: AnyKey,
     pub(crate) guard: SealGuard,
 }
 
@@ -185,7 +119,7 @@ impl Sealer {
 
 /// The opening half of a traffic key: the AEAD and its replay guard.
 pub(crate) struct Opener {
-    pub(crate) key: RecordKey,
+    pub(crate) key: AnyKey,
     pub(crate) guard: OpenGuard,
 }
 
@@ -203,7 +137,7 @@ impl Opener {
         let opened = self.guard.check(seq).is_ok() && body.len() >= TAG_LEN && {
             let (ciphertext, tag) = body.split_at_mut(body.len() - TAG_LEN);
             let tag = <&[u8; TAG_LEN]>::try_from(&*tag).expect("16-byte tag");
-            self.key.open(nonce, aad, ciphertext, tag)
+            self.key.open(nonce, aad, ciphertext, tag).is_ok()
         };
         if !opened {
             body.zeroize();

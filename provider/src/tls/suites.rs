@@ -12,9 +12,9 @@ use rustls::crypto::ring as base;
 use rustls::crypto::{CipherSuiteCommon, KeyExchangeAlgorithm};
 use rustls::{CipherSuite, SupportedCipherSuite, Tls12CipherSuite, Tls13CipherSuite};
 
-use super::record::{AeadChoice, AeadKind};
-use crate::aead::Hardening;
-use crate::quic::{Cipher, QuicAlgorithm};
+use super::record::AeadChoice;
+use crate::aead::{Algorithm, Hardening};
+use crate::quic::QuicAlgorithm;
 
 const fn base13(suite: SupportedCipherSuite) -> &'static Tls13CipherSuite {
     match suite {
@@ -42,10 +42,10 @@ static BASE12_RSA_SHA384: &Tls12CipherSuite =
     base12(base::cipher_suite::TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384);
 
 /// Records per key before rustls must rekey (RFC 8446 §5.5).
-const fn confidentiality_limit(kind: AeadKind) -> u64 {
+const fn confidentiality_limit(kind: Algorithm) -> u64 {
     match kind {
-        AeadKind::Aes128Gcm | AeadKind::Aes256Gcm => 1 << 24,
-        AeadKind::ChaCha20Poly1305 => u64::MAX,
+        Algorithm::Aes128Gcm | Algorithm::Aes256Gcm => 1 << 24,
+        Algorithm::ChaCha20Poly1305 => u64::MAX,
     }
 }
 
@@ -56,7 +56,7 @@ const fn confidentiality_limit(kind: AeadKind) -> u64 {
 pub(crate) struct Recipe {
     id: CipherSuite,
     base: Base,
-    pub(crate) kind: AeadKind,
+    pub(crate) kind: Algorithm,
 }
 
 #[derive(Clone, Copy)]
@@ -66,7 +66,7 @@ enum Base {
 }
 
 impl Recipe {
-    const fn tls13(id: CipherSuite, base: &'static Tls13CipherSuite, kind: AeadKind) -> Self {
+    const fn tls13(id: CipherSuite, base: &'static Tls13CipherSuite, kind: Algorithm) -> Self {
         Self {
             id,
             base: Base::Tls13(base),
@@ -74,7 +74,7 @@ impl Recipe {
         }
     }
 
-    const fn tls12(id: CipherSuite, base: &'static Tls12CipherSuite, kind: AeadKind) -> Self {
+    const fn tls12(id: CipherSuite, base: &'static Tls12CipherSuite, kind: Algorithm) -> Self {
         Self {
             id,
             base: Base::Tls12(base),
@@ -126,7 +126,7 @@ impl Recipe {
     /// which cache what they build).
     pub(crate) fn leak(&self, aead: AeadChoice) -> SupportedCipherSuite {
         let quic: &'static QuicAlgorithm = Box::leak(Box::new(QuicAlgorithm {
-            cipher: quic_cipher(aead.kind),
+            cipher: aead.kind,
             backend: aead.backend,
             hardening: aead.hardening,
         }));
@@ -140,54 +140,45 @@ impl Recipe {
     }
 }
 
-/// The QUIC cipher of an AEAD.
-const fn quic_cipher(kind: AeadKind) -> Cipher {
-    match kind {
-        AeadKind::Aes128Gcm => Cipher::Aes128Gcm,
-        AeadKind::Aes256Gcm => Cipher::Aes256Gcm,
-        AeadKind::ChaCha20Poly1305 => Cipher::ChaCha20Poly1305,
-    }
-}
-
 /// The TLS 1.3 suites' QUIC algorithms (best backend).
 static QUIC: [QuicAlgorithm; 3] = [
     QuicAlgorithm {
-        cipher: Cipher::Aes128Gcm,
+        cipher: Algorithm::Aes128Gcm,
         backend: None,
         hardening: Hardening::NONE,
     },
     QuicAlgorithm {
-        cipher: Cipher::Aes256Gcm,
+        cipher: Algorithm::Aes256Gcm,
         backend: None,
         hardening: Hardening::NONE,
     },
     QuicAlgorithm {
-        cipher: Cipher::ChaCha20Poly1305,
+        cipher: Algorithm::ChaCha20Poly1305,
         backend: None,
         hardening: Hardening::NONE,
     },
 ];
 
-const fn quic_of(kind: AeadKind) -> &'static QuicAlgorithm {
+const fn quic_of(kind: Algorithm) -> &'static QuicAlgorithm {
     match kind {
-        AeadKind::Aes128Gcm => &QUIC[0],
-        AeadKind::Aes256Gcm => &QUIC[1],
-        AeadKind::ChaCha20Poly1305 => &QUIC[2],
+        Algorithm::Aes128Gcm => &QUIC[0],
+        Algorithm::Aes256Gcm => &QUIC[1],
+        Algorithm::ChaCha20Poly1305 => &QUIC[2],
     }
 }
 
 const AES128: AeadChoice = AeadChoice {
-    kind: AeadKind::Aes128Gcm,
+    kind: Algorithm::Aes128Gcm,
     backend: None,
     hardening: Hardening::NONE,
 };
 const AES256: AeadChoice = AeadChoice {
-    kind: AeadKind::Aes256Gcm,
+    kind: Algorithm::Aes256Gcm,
     backend: None,
     hardening: Hardening::NONE,
 };
 const CHACHA: AeadChoice = AeadChoice {
-    kind: AeadKind::ChaCha20Poly1305,
+    kind: Algorithm::ChaCha20Poly1305,
     backend: None,
     hardening: Hardening::NONE,
 };
@@ -195,7 +186,7 @@ const CHACHA: AeadChoice = AeadChoice {
 macro_rules! suites {
     ($($(#[$doc:meta])* $name:ident = $ctor:ident($base:ident, $aead:ident, $kind:ident);)*) => {
         /// Every suite's recipe, in [`ALL_CIPHER_SUITES`] order.
-        pub(crate) const RECIPES: &[Recipe] = &[$(Recipe::$ctor(CipherSuite::$name, $base, AeadKind::$kind)),*];
+        pub(crate) const RECIPES: &[Recipe] = &[$(Recipe::$ctor(CipherSuite::$name, $base, Algorithm::$kind)),*];
 
         $(
             $(#[$doc])*
@@ -208,10 +199,10 @@ macro_rules! suites {
         pub static ALL_CIPHER_SUITES: &[SupportedCipherSuite] = &[$($name),*];
     };
     (@wrap tls13, $name:ident, $base:ident, $aead:ident, $kind:ident) => {
-        SupportedCipherSuite::Tls13(&Recipe::tls13(CipherSuite::$name, $base, AeadKind::$kind).build13(&$aead, quic_of(AeadKind::$kind)))
+        SupportedCipherSuite::Tls13(&Recipe::tls13(CipherSuite::$name, $base, Algorithm::$kind).build13(&$aead, quic_of(Algorithm::$kind)))
     };
     (@wrap tls12, $name:ident, $base:ident, $aead:ident, $kind:ident) => {
-        SupportedCipherSuite::Tls12(&Recipe::tls12(CipherSuite::$name, $base, AeadKind::$kind).build12(&$aead))
+        SupportedCipherSuite::Tls12(&Recipe::tls12(CipherSuite::$name, $base, Algorithm::$kind).build12(&$aead))
     };
 }
 

@@ -17,9 +17,9 @@ use rustls::crypto::cipher::{
 use rustls::{ConnectionTrafficSecrets, Error};
 
 use super::nonce_guard::{OpenGuard, SealGuard};
-use super::record::{AeadChoice, AeadKind, Opener, RecordKey, Sealer, StaticIv};
+use super::record::{AeadChoice, Opener, Sealer, StaticIv};
 use super::MAX_FRAGMENT_LEN;
-use crate::aead::{NONCE_LEN, TAG_LEN};
+use crate::aead::{Algorithm, NONCE_LEN, TAG_LEN};
 use zeroize::Zeroizing;
 
 const SALT_LEN: usize = 4;
@@ -27,9 +27,9 @@ const EXPLICIT_LEN: usize = 8;
 
 impl Tls12AeadAlgorithm for AeadChoice {
     fn encrypter(&self, key: AeadKey, iv: &[u8], _extra: &[u8]) -> Box<dyn MessageEncrypter> {
-        let key = RecordKey::new(*self, &key);
+        let key = self.key(&key);
         match self.kind {
-            AeadKind::ChaCha20Poly1305 => {
+            Algorithm::ChaCha20Poly1305 => {
                 let iv = StaticIv::new(iv);
                 let guard = SealGuard::masked(&iv.nonce(0));
                 Box::new(ChaChaEncrypter {
@@ -53,11 +53,11 @@ impl Tls12AeadAlgorithm for AeadChoice {
 
     fn decrypter(&self, key: AeadKey, iv: &[u8]) -> Box<dyn MessageDecrypter> {
         let opener = Opener {
-            key: RecordKey::new(*self, &key),
+            key: self.key(&key),
             guard: OpenGuard::new(),
         };
         match self.kind {
-            AeadKind::ChaCha20Poly1305 => Box::new(ChaChaDecrypter {
+            Algorithm::ChaCha20Poly1305 => Box::new(ChaChaDecrypter {
                 opener,
                 iv: StaticIv::new(iv),
             }),
@@ -71,7 +71,7 @@ impl Tls12AeadAlgorithm for AeadChoice {
     fn key_block_shape(&self) -> KeyBlockShape {
         let enc_key_len = self.kind.key_len();
         match self.kind {
-            AeadKind::ChaCha20Poly1305 => KeyBlockShape {
+            Algorithm::ChaCha20Poly1305 => KeyBlockShape {
                 enc_key_len,
                 fixed_iv_len: NONCE_LEN,
                 explicit_nonce_len: 0,
@@ -91,7 +91,7 @@ impl Tls12AeadAlgorithm for AeadChoice {
         _explicit: &[u8],
     ) -> Result<ConnectionTrafficSecrets, UnsupportedOperationError> {
         match self.kind {
-            AeadKind::ChaCha20Poly1305 => Ok(self.kind.secrets(key, Iv::copy(iv))),
+            Algorithm::ChaCha20Poly1305 => Ok(self.secrets(key, Iv::copy(iv))),
             // The kernel would count explicit nonces on from whatever it is
             // handed, and the sequence number is unknown here: exporting
             // could make it reuse nonces we already sent.

@@ -9,7 +9,7 @@ use rustls::crypto::cipher::{
 use rustls::{ConnectionTrafficSecrets, ContentType, Error, ProtocolVersion};
 
 use super::nonce_guard::{OpenGuard, SealGuard};
-use super::record::{AeadChoice, Opener, RecordKey, Sealer, StaticIv};
+use super::record::{AeadChoice, Opener, Sealer, StaticIv};
 use crate::aead::TAG_LEN;
 
 impl Tls13AeadAlgorithm for AeadChoice {
@@ -18,7 +18,7 @@ impl Tls13AeadAlgorithm for AeadChoice {
         let guard = SealGuard::masked(&iv.nonce(0));
         Box::new(Tls13Encrypter {
             sealer: Sealer {
-                key: RecordKey::new(*self, &key),
+                key: self.key(&key),
                 guard,
             },
             iv,
@@ -28,7 +28,7 @@ impl Tls13AeadAlgorithm for AeadChoice {
     fn decrypter(&self, key: AeadKey, iv: Iv) -> Box<dyn MessageDecrypter> {
         Box::new(Tls13Decrypter {
             opener: Opener {
-                key: RecordKey::new(*self, &key),
+                key: self.key(&key),
                 guard: OpenGuard::new(),
             },
             iv: StaticIv::new(iv.as_ref()),
@@ -44,7 +44,7 @@ impl Tls13AeadAlgorithm for AeadChoice {
         key: AeadKey,
         iv: Iv,
     ) -> Result<ConnectionTrafficSecrets, UnsupportedOperationError> {
-        Ok(self.kind.secrets(key, iv))
+        Ok(self.secrets(key, iv))
     }
 }
 

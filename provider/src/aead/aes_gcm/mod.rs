@@ -13,10 +13,10 @@ mod x86_vaes;
 #[cfg(target_arch = "x86_64")]
 mod x86_vaes512;
 
-use super::base::{self, Base};
+use super::base::Base;
 use super::secret::SetupStack;
 use super::BlockKey;
-use super::{aead_type, Backend, Engine, Hardening, OpenError, NONCE_LEN, TAG_LEN};
+use super::{aead_type, Algorithm, Backend, Engine, Hardening, OpenError, NONCE_LEN, TAG_LEN};
 #[cfg(target_arch = "x86_64")]
 use crate::cpu::Features;
 #[cfg(target_arch = "x86_64")]
@@ -25,10 +25,16 @@ pub(crate) use x86_64::RoundKeys;
 /// The AES-GCM engines for one key size (`KEY_LEN` 16 or 32).
 pub(crate) enum AesGcm<const KEY_LEN: usize> {
     Base(Base),
+    // The AES-NI engine's two builds are variants here, not an enum inside
+    // one: a record passes one match from the key to the kernel.
     #[cfg(target_arch = "x86_64")]
-    AesNi128(x86_aesni::Key<10>),
+    AesNiAvx128(x86_aesni::avx::Key<10>),
     #[cfg(target_arch = "x86_64")]
-    AesNi256(x86_aesni::Key<14>),
+    AesNiAvx256(x86_aesni::avx::Key<14>),
+    #[cfg(target_arch = "x86_64")]
+    AesNiSse128(x86_aesni::sse::Key<10>),
+    #[cfg(target_arch = "x86_64")]
+    AesNiSse256(x86_aesni::sse::Key<14>),
     #[cfg(target_arch = "x86_64")]
     Vaes128(x86_vaes::Key<10>),
     #[cfg(target_arch = "x86_64")]
@@ -45,9 +51,13 @@ macro_rules! each_engine {
         match $self {
             Self::Base($k) => $body,
             #[cfg(target_arch = "x86_64")]
-            Self::AesNi128($k) => $body,
+            Self::AesNiAvx128($k) => $body,
             #[cfg(target_arch = "x86_64")]
-            Self::AesNi256($k) => $body,
+            Self::AesNiAvx256($k) => $body,
+            #[cfg(target_arch = "x86_64")]
+            Self::AesNiSse128($k) => $body,
+            #[cfg(target_arch = "x86_64")]
+            Self::AesNiSse256($k) => $body,
             #[cfg(target_arch = "x86_64")]
             Self::Vaes128($k) => $body,
             #[cfg(target_arch = "x86_64")]
@@ -100,12 +110,19 @@ impl<const KEY_LEN: usize> Engine for AesGcm<KEY_LEN> {
             _ => unreachable!("AES-GCM keys are 16 or 32 bytes"),
         };
         Some(match (backend, aes128) {
-            (Backend::Base, true) => Self::Base(Base::new(base::Alg::Aes128Gcm, key)),
-            (Backend::Base, false) => Self::Base(Base::new(base::Alg::Aes256Gcm, key)),
+            (Backend::Base, true) => Self::Base(Base::new(Algorithm::Aes128Gcm, key)),
+            (Backend::Base, false) => Self::Base(Base::new(Algorithm::Aes256Gcm, key)),
+            // The AVX build where the CPU has AVX, else the SSE one.
             #[cfg(target_arch = "x86_64")]
-            (Backend::X86AesNi, true) => Self::AesNi128(x86_aesni::Key::new(key, stack)?),
+            (Backend::X86AesNi, true) => match x86_aesni::avx::Key::new(key, stack) {
+                Some(k) => Self::AesNiAvx128(k),
+                None => Self::AesNiSse128(x86_aesni::sse::Key::new(key, stack)?),
+            },
             #[cfg(target_arch = "x86_64")]
-            (Backend::X86AesNi, false) => Self::AesNi256(x86_aesni::Key::new(key, stack)?),
+            (Backend::X86AesNi, false) => match x86_aesni::avx::Key::new(key, stack) {
+                Some(k) => Self::AesNiAvx256(k),
+                None => Self::AesNiSse256(x86_aesni::sse::Key::new(key, stack)?),
+            },
             #[cfg(target_arch = "x86_64")]
             (Backend::X86Vaes, true) => Self::Vaes128(x86_vaes::Key::new(key, stack)?),
             #[cfg(target_arch = "x86_64")]
@@ -131,7 +148,10 @@ impl<const KEY_LEN: usize> Engine for AesGcm<KEY_LEN> {
         match self {
             Self::Base(_) => Backend::Base,
             #[cfg(target_arch = "x86_64")]
-            Self::AesNi128(_) | Self::AesNi256(_) => Backend::X86AesNi,
+            Self::AesNiAvx128(_)
+            | Self::AesNiAvx256(_)
+            | Self::AesNiSse128(_)
+            | Self::AesNiSse256(_) => Backend::X86AesNi,
             #[cfg(target_arch = "x86_64")]
             Self::Vaes128(_) | Self::Vaes256(_) => Backend::X86Vaes,
             #[cfg(target_arch = "x86_64")]
@@ -185,10 +205,16 @@ impl<const KEY_LEN: usize> AesGcm<KEY_LEN> {
         #[cfg(target_arch = "x86_64")]
         {
             let fused = match (self, block.aes128(), block.aes256()) {
-                (Self::AesNi128(k), Some(rk), _) => {
+                (Self::AesNiAvx128(k), Some(rk), _) => {
                     Some(k.seal_with_block(nonce, aad, buf, rk, at))
                 }
-                (Self::AesNi256(k), _, Some(rk)) => {
+                (Self::AesNiAvx256(k), _, Some(rk)) => {
+                    Some(k.seal_with_block(nonce, aad, buf, rk, at))
+                }
+                (Self::AesNiSse128(k), Some(rk), _) => {
+                    Some(k.seal_with_block(nonce, aad, buf, rk, at))
+                }
+                (Self::AesNiSse256(k), _, Some(rk)) => {
                     Some(k.seal_with_block(nonce, aad, buf, rk, at))
                 }
                 (Self::Vaes128(k), Some(rk), _) => Some(k.seal_with_block(nonce, aad, buf, rk, at)),
@@ -301,16 +327,16 @@ mod tests {
                     let pt: Vec<u8> = (0..len).map(|i| i as u8).collect();
                     let want = reference(key, j0, aad, &pt);
                     let mut got = Vec::new();
-                    if cpu.aes_clmul {
+                    if cpu.aes_clmul_avx {
                         let mut buf = pt.clone();
                         let tag = match key.len() {
-                            16 => x86_aesni::Key::<10>::new(
+                            16 => x86_aesni::avx::Key::<10>::new(
                                 key,
                                 &mut crate::aead::secret::SetupStack::new(),
                             )
                             .unwrap()
                             .seal_with_j0(&j0, aad, &mut buf),
-                            _ => x86_aesni::Key::<14>::new(
+                            _ => x86_aesni::avx::Key::<14>::new(
                                 key,
                                 &mut crate::aead::secret::SetupStack::new(),
                             )

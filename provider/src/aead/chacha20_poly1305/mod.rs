@@ -23,9 +23,9 @@ mod x86_avx512_ifma;
 #[cfg(target_arch = "x86_64")]
 mod x86_ssse3;
 
-use super::base::{self, Base};
+use super::base::Base;
 use super::secret::SetupStack;
-use super::{aead_type, Backend, Engine, Hardening, OpenError, NONCE_LEN, TAG_LEN};
+use super::{aead_type, Algorithm, Backend, Engine, Hardening, OpenError, NONCE_LEN, TAG_LEN};
 #[cfg(target_arch = "x86_64")]
 use crate::cpu::Features;
 
@@ -115,7 +115,7 @@ impl Engine for Engines {
         #[cfg(not(target_arch = "x86_64"))]
         let _ = stack;
         match backend {
-            Backend::Base => Some(Self::Base(Base::new(base::Alg::ChaCha20Poly1305, key))),
+            Backend::Base => Some(Self::Base(Base::new(Algorithm::ChaCha20Poly1305, key))),
             #[cfg(target_arch = "x86_64")]
             Backend::X86Avx2 => x86_avx2::Key::new(key, stack).map(Self::Avx2),
             #[cfg(target_arch = "x86_64")]

@@ -47,6 +47,8 @@ mod lanes;
 mod partial;
 mod record;
 
+use crate::aead::Direction;
+
 pub(super) use backend::x86_backend;
 pub(crate) use key::RoundKeys;
 pub(super) use key::{expand, KeyData};
@@ -88,9 +90,3 @@ const HALVES_FROM: usize = 768;
 /// Opens of at least this many bytes of whole batches hash with schoolbook
 /// products where the lane type prefers them (`Lanes::KARATSUBA`).
 const SCHOOLBOOK_OPEN_FROM: usize = 4096;
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Direction {
-    Seal,
-    Open,
-}

@@ -48,14 +48,16 @@ mod slots;
 mod state;
 mod tail;
 
+pub(super) use crate::aead::Direction;
 pub(super) use backend::x86_backend;
 pub(super) use blocks::{independent_blocks, SCRUB_ONE_BLOCK};
 pub(super) use lanes::Lanes;
 pub(super) use record::crypt;
 pub(super) use short::small;
-use short::three_sets;
 pub(super) use slots::Schedule;
 pub(super) use state::{check, key_words, scratch_len, seal_scratch_len, Scratch};
+
+use short::three_sets;
 
 /// The largest batch any vertical kernel makes (AVX-512: 16 blocks).
 const MAX_BATCH: usize = 1024;
@@ -96,12 +98,6 @@ const SIGMA: [u32; 4] = [0x6170_7865, 0x3320_646e, 0x7962_2d32, 0x6b20_6574];
 /// Whether an `n`-byte message keeps the data block counter in 1 ..= 2³²−1.
 const fn counter_fits(n: usize) -> bool {
     (n as u64).div_ceil(64) < 1 << 32
-}
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(super) enum Direction {
-    Seal,
-    Open,
 }
 
 #[cfg(test)]

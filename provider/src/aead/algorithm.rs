@@ -1,0 +1,187 @@
+//! The three algorithms by one name ([`Algorithm`]: key length, block
+//! function, limits), and one key of any of them ([`AnyKey`]): what the
+//! TLS record layer and QUIC build per traffic key.
+
+use super::{
+    Aes128Gcm, Aes256Gcm, Backend, BlockKey, ChaCha20Poly1305, Hardening, OpenError, NONCE_LEN,
+    TAG_LEN,
+};
+
+/// An AEAD algorithm, with the block function that goes with it in QUIC
+/// header protection (RFC 9001 §5.4.3, §5.4.4): AES-128 or AES-256 (one
+/// ECB block) for AES-GCM, ChaCha20 (one block) for ChaCha20-Poly1305.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Algorithm {
+    /// AES-128-GCM, AES-128 blocks (16-byte keys).
+    Aes128Gcm,
+    /// AES-256-GCM, AES-256 blocks (32-byte keys).
+    Aes256Gcm,
+    /// ChaCha20-Poly1305, ChaCha20 blocks (32-byte keys).
+    ChaCha20Poly1305,
+}
+
+impl Algorithm {
+    /// Length of the AEAD key and of the block function's key.
+    pub const fn key_len(self) -> usize {
+        match self {
+            Self::Aes128Gcm => Aes128Gcm::KEY_LEN,
+            Self::Aes256Gcm => Aes256Gcm::KEY_LEN,
+            Self::ChaCha20Poly1305 => ChaCha20Poly1305::KEY_LEN,
+        }
+    }
+
+    /// The backend detection picks for this algorithm.
+    pub(crate) fn best_backend(self) -> Backend {
+        match self {
+            Self::Aes128Gcm => Aes128Gcm::best(),
+            Self::Aes256Gcm => Aes256Gcm::best(),
+            Self::ChaCha20Poly1305 => ChaCha20Poly1305::best(),
+        }
+    }
+
+    /// Packets per key before a key update is due (RFC 9001 §6.6), for
+    /// [`Sealer::limit_packets`](crate::quic::Sealer::limit_packets)
+    /// (`u64::MAX`: none for ChaCha20-Poly1305).
+    pub fn confidentiality_limit(self) -> u64 {
+        match self {
+            Self::Aes128Gcm | Self::Aes256Gcm => 1 << 23,
+            Self::ChaCha20Poly1305 => u64::MAX,
+        }
+    }
+
+    /// Failed opens per key before the connection must close (RFC 9001
+    /// §6.6), for [`Opener::limit_failures`](crate::quic::Opener::limit_failures).
+    pub fn integrity_limit(self) -> u64 {
+        match self {
+            Self::Aes128Gcm | Self::Aes256Gcm => 1 << 52,
+            Self::ChaCha20Poly1305 => 1 << 36,
+        }
+    }
+}
+
+/// One key of any [`Algorithm`] on one engine.
+pub(crate) enum AnyKey {
+    Aes128Gcm(Aes128Gcm),
+    Aes256Gcm(Aes256Gcm),
+    ChaCha20Poly1305(ChaCha20Poly1305),
+}
+
+impl AnyKey {
+    /// The key on `backend`, or on the best this CPU runs where it is
+    /// `None`; `None` if `backend` cannot run here for `alg`.
+    ///
+    /// # Panics
+    /// If `key` is not `alg.key_len()` bytes.
+    pub(crate) fn new(
+        alg: Algorithm,
+        key: &[u8],
+        backend: Option<Backend>,
+        hardening: Hardening,
+    ) -> Option<Self> {
+        const LEN: &str = "key length matches the algorithm";
+        Some(match alg {
+            Algorithm::Aes128Gcm => Self::Aes128Gcm(Aes128Gcm::with_choice(
+                key.try_into().expect(LEN),
+                backend,
+                hardening,
+            )?),
+            Algorithm::Aes256Gcm => Self::Aes256Gcm(Aes256Gcm::with_choice(
+                key.try_into().expect(LEN),
+                backend,
+                hardening,
+            )?),
+            Algorithm::ChaCha20Poly1305 => Self::ChaCha20Poly1305(ChaCha20Poly1305::with_choice(
+                key.try_into().expect(LEN),
+                backend,
+                hardening,
+            )?),
+        })
+    }
+
+    pub(crate) fn backend(&self) -> Backend {
+        match self {
+            Self::Aes128Gcm(k) => k.backend(),
+            Self::Aes256Gcm(k) => k.backend(),
+            Self::ChaCha20Poly1305(k) => k.backend(),
+        }
+    }
+
+    /// Seals `prefix` followed by `buf[prefix.len()..]` into `buf`.
+    #[inline]
+    pub(crate) fn seal_split(
+        &self,
+        nonce: &[u8; NONCE_LEN],
+        aad: &[u8],
+        prefix: &[u8],
+        buf: &mut [u8],
+    ) -> [u8; TAG_LEN] {
+        match self {
+            Self::Aes128Gcm(k) => k.seal_split(nonce, aad, prefix, buf),
+            Self::Aes256Gcm(k) => k.seal_split(nonce, aad, prefix, buf),
+            Self::ChaCha20Poly1305(k) => k.seal_split(nonce, aad, prefix, buf),
+        }
+    }
+
+    /// Seals `buf` in place.
+    #[inline]
+    pub(crate) fn seal_in_place(
+        &self,
+        nonce: &[u8; NONCE_LEN],
+        aad: &[u8],
+        buf: &mut [u8],
+    ) -> [u8; TAG_LEN] {
+        self.seal_split(nonce, aad, &[], buf)
+    }
+
+    /// Opens `buf` in place; on failure `buf` is all zeros.
+    #[inline]
+    pub(crate) fn open(
+        &self,
+        nonce: &[u8; NONCE_LEN],
+        aad: &[u8],
+        buf: &mut [u8],
+        tag: &[u8; TAG_LEN],
+    ) -> Result<(), OpenError> {
+        match self {
+            Self::Aes128Gcm(k) => k.open_in_place(nonce, aad, buf, tag),
+            Self::Aes256Gcm(k) => k.open_in_place(nonce, aad, buf, tag),
+            Self::ChaCha20Poly1305(k) => k.open_in_place(nonce, aad, buf, tag),
+        }
+    }
+
+    /// Whether [`Self::seal_with_block`] runs `block` inside the seal (our
+    /// AES-GCM engines with our AES block key) rather than after it.
+    pub(crate) fn fuses_block(&self, block: &BlockKey) -> bool {
+        let ours = !matches!(self.backend(), Backend::Base);
+        match self {
+            Self::Aes128Gcm(_) | Self::Aes256Gcm(_) => ours && !matches!(block, BlockKey::Base(..)),
+            Self::ChaCha20Poly1305(_) => false,
+        }
+    }
+
+    /// Seals `buf` in place and applies `block` to the 16 bytes at `at` of
+    /// ciphertext ‖ tag: in one call on the AES-GCM engines, seal then
+    /// block on the others. Returns the tag and the block's first 5 bytes.
+    ///
+    /// # Panics
+    /// If `at + 16` is beyond ciphertext ‖ tag.
+    pub(crate) fn seal_with_block(
+        &self,
+        nonce: &[u8; NONCE_LEN],
+        aad: &[u8],
+        buf: &mut [u8],
+        block: &BlockKey,
+        at: usize,
+    ) -> ([u8; TAG_LEN], [u8; 5]) {
+        match self {
+            Self::Aes128Gcm(k) => k.seal_with_block(nonce, aad, buf, block, at),
+            Self::Aes256Gcm(k) => k.seal_with_block(nonce, aad, buf, block, at),
+            Self::ChaCha20Poly1305(k) => {
+                let tag = k.seal_in_place(nonce, aad, buf);
+                let mut out = [[0u8; 5]];
+                block.apply(&[super::sample_of(buf, &tag, at)], &mut out);
+                (tag, out[0])
+            }
+        }
+    }
+}
