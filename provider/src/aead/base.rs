@@ -34,8 +34,12 @@ fn base_algorithm(alg: Algorithm) -> &'static aead::Algorithm {
 #[inline(always)]
 fn scrub(alg: Algorithm) {
     match alg {
-        Algorithm::Aes128Gcm | Algorithm::Aes256Gcm => super::secret::scrub_stack::<2816>(),
-        Algorithm::ChaCha20Poly1305 => super::secret::scrub_stack::<1280>(),
+        Algorithm::Aes128Gcm | Algorithm::Aes256Gcm => {
+            super::secret::scrub_stack::<{ super::secret::BASE_AES_GCM }>()
+        }
+        Algorithm::ChaCha20Poly1305 => {
+            super::secret::scrub_stack::<{ super::secret::BASE_CHACHA20_POLY1305 }>()
+        }
     }
 }
 

@@ -22,9 +22,6 @@ use super::secret::SetupStack;
 use super::ChaCha20Poly1305;
 use super::{Algorithm, Backend, Hardening, TAG_LEN};
 
-/// Stack scrubbed after the base provider's block function.
-const SCRUB_BASE_BLOCK: usize = 1024;
-
 /// A block-function key on one backend.
 pub(crate) enum BlockKey {
     #[cfg(target_arch = "x86_64")]
@@ -133,7 +130,7 @@ impl BlockKey {
                 // The library's block function leaves its key and block on
                 // the stack (`tests/stack_residue.rs`), as it does without us.
                 if *scrub {
-                    super::secret::scrub_stack::<SCRUB_BASE_BLOCK>();
+                    super::secret::scrub_stack::<{ super::secret::BASE_BLOCK }>();
                 }
             }
         }

@@ -35,6 +35,8 @@ pub use self::algorithm::Algorithm;
 pub(crate) use self::algorithm::AnyKey;
 pub(crate) use self::block::{sample_of, BlockKey};
 pub use self::chacha20_poly1305::ChaCha20Poly1305;
+#[cfg(target_arch = "x86_64")]
+pub(crate) use self::secret::ct_eq;
 
 /// Length of a nonce: every AEAD here takes 96-bit nonces.
 pub const NONCE_LEN: usize = 12;
@@ -164,18 +166,6 @@ impl fmt::Display for OpenError {
 }
 
 impl std::error::Error for OpenError {}
-
-/// Compares two tags in constant time. The result is an open's
-/// accept/reject: the one secret-derived value the engines let steer a
-/// branch (declassified for the valgrind constant-time check).
-#[cfg(target_arch = "x86_64")]
-pub(crate) fn ct_eq(a: &[u8; TAG_LEN], b: &[u8; TAG_LEN]) -> bool {
-    #[allow(unused_mut)]
-    let mut diff = a.iter().zip(b).fold(0u8, |d, (x, y)| d | (x ^ y));
-    #[cfg(feature = "audit")]
-    audit::declassify(core::slice::from_mut(&mut diff));
-    core::hint::black_box(diff) == 0
-}
 
 /// What every engine (one per primitive and backend) provides.
 ///

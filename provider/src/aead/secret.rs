@@ -8,7 +8,8 @@
 //! time ([`scrub_below`]), or a fixed depth where `tests/stack_residue.rs`
 //! shows one suffices. Key setup is scrubbed the same way
 //! ([`SetupStack`]). The base provider's own code is scrubbed only where a
-//! key opts in (`Hardening::scrub_base_stack`).
+//! key opts in (`Hardening::scrub_base_stack`). Every fixed depth is here,
+//! with what it covers, and so is the tag comparison ([`ct_eq`]).
 
 /// This function's stack pointer (its frame's lowest address, once the
 /// prologue has run: these frames have a fixed size).
@@ -87,10 +88,43 @@ pub(crate) fn scrub_below(top: usize, bottom: usize) {
     scrub_stack_to(top.saturating_sub(bottom) + SCRUB_MARGIN);
 }
 
-/// Stack scrubbed after the base provider builds a key, where the key opts
-/// in (`Hardening::scrub_base_stack`; ring's key setup left copies of its
-/// key schedule 4.5 KiB deep).
-pub(crate) const SCRUB_BASE_KEY_SETUP: usize = 6144;
+// Fixed scrub depths, where a call's frames are scrubbed to a constant
+// depth rather than as deep as a measured frame ([`scrub_below`]). Each
+// covers the deepest secret `tests/stack_residue.rs` finds below the call
+// it follows, at opt-levels 3 and 2, with room to spare; that test fails if
+// one falls short.
+
+/// After an AES-GCM seal that hoisted its round keys into registers
+/// (`Lanes::HOIST_SEAL_FROM`): its spills lie within 1.9 KiB of the call.
+pub(crate) const AES_GCM_HOISTED_SEAL: usize = 2560;
+/// After one ChaCha20 block in general registers (`scalar::block_prefix`,
+/// whose frame holds the spilled state).
+pub(crate) const CHACHA20_ONE_BLOCK: usize = 512;
+/// After a short ChaCha20-Poly1305 record on xmm (`X86Ssse3`), whose state
+/// rows spill; the ymm and zmm short paths leave none, except the ymm
+/// four-set calls, scrubbed as a long record's frame (`small_spills`).
+pub(crate) const CHACHA20_SHORT_XMM: usize = 1280;
+/// After ChaCha20 header-protection blocks in vertical passes, whose rows
+/// spill: xmm, ymm and zmm.
+pub(crate) const CHACHA20_BLOCKS_XMM: usize = 2304;
+pub(crate) const CHACHA20_BLOCKS_YMM: usize = 2816;
+pub(crate) const CHACHA20_BLOCKS_ZMM: usize = 3328;
+
+// `Base`, only where a key opts in (`Hardening::scrub_base_stack`): the
+// base provider's own code leaves these, and leaves them without
+// rustls-fusion too (aws-lc on x86-64; ring's key setup 4.5 KiB deep).
+
+/// After the base provider's AES-GCM: E(K, J0) and plaintext down to
+/// 2.7 KiB below the call.
+pub(crate) const BASE_AES_GCM: usize = 2816;
+/// After the base provider's ChaCha20-Poly1305: the key, the Poly1305 key
+/// and keystream down to 1.2 KiB.
+pub(crate) const BASE_CHACHA20_POLY1305: usize = 1280;
+/// After the base provider's header-protection block.
+pub(crate) const BASE_BLOCK: usize = 1024;
+/// After the base provider builds a key (copies of ring's key schedule
+/// lay 4.5 KiB deep).
+pub(crate) const BASE_KEY_SETUP: usize = 6144;
 
 /// The lowest stack pointer a key setup of ours reached: each engine's
 /// deepest setup frame reports its own ([`Self::mark`]), and the scrub
@@ -124,7 +158,7 @@ impl SetupStack {
 
 /// The scrub after building a key on `backend`: as deep as our engine's
 /// setup went, or on `Base` (the base provider's code, whose frames we
-/// cannot measure) [`SCRUB_BASE_KEY_SETUP`] bytes where `hardening` asks
+/// cannot measure) [`BASE_KEY_SETUP`] bytes where `hardening` asks
 /// for it and none otherwise, as the base provider itself leaves them.
 #[inline(always)]
 pub(crate) fn scrub_after_setup(
@@ -135,6 +169,18 @@ pub(crate) fn scrub_after_setup(
     if backend != super::Backend::Base {
         stack.scrub();
     } else if hardening.scrubs_base_stack() {
-        scrub_stack::<SCRUB_BASE_KEY_SETUP>();
+        scrub_stack::<BASE_KEY_SETUP>();
     }
+}
+
+/// Compares two tags in constant time. The result is an open's
+/// accept/reject: the one secret-derived value the engines let steer a
+/// branch (declassified for the valgrind constant-time check).
+#[cfg(target_arch = "x86_64")]
+pub(crate) fn ct_eq(a: &[u8; super::TAG_LEN], b: &[u8; super::TAG_LEN]) -> bool {
+    #[allow(unused_mut)]
+    let mut diff = a.iter().zip(b).fold(0u8, |d, (x, y)| d | (x ^ y));
+    #[cfg(feature = "audit")]
+    super::audit::declassify(core::slice::from_mut(&mut diff));
+    core::hint::black_box(diff) == 0
 }

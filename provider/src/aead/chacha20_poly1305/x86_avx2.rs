@@ -13,7 +13,7 @@ super::x86_64::x86_backend!(
     detected = avx2,
     ifma = false,
     scrub_small = 0,
-    scrub_blocks = 2816
+    scrub_blocks = crate::aead::secret::CHACHA20_BLOCKS_YMM
 );
 
 /// Byte shuffles for the 16- and 8-bit rotates. Constants, not statics:

@@ -16,7 +16,7 @@ super::x86_64::x86_backend!(
     detected = avx512,
     ifma = false,
     scrub_small = 0,
-    scrub_blocks = 3328
+    scrub_blocks = crate::aead::secret::CHACHA20_BLOCKS_ZMM
 );
 
 // SAFETY: every method uses AVX-512F/VL and AVX2 instructions only, and touches memory only as

@@ -19,5 +19,5 @@ super::x86_64::x86_backend!(
     detected = avx512ifma,
     ifma = true,
     scrub_small = 0,
-    scrub_blocks = 3328
+    scrub_blocks = crate::aead::secret::CHACHA20_BLOCKS_ZMM
 );

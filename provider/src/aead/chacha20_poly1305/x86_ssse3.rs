@@ -12,8 +12,8 @@ super::x86_64::x86_backend!(
     lanes = __m128i,
     detected = ssse3,
     ifma = false,
-    scrub_small = 1280,
-    scrub_blocks = 2304
+    scrub_small = crate::aead::secret::CHACHA20_SHORT_XMM,
+    scrub_blocks = crate::aead::secret::CHACHA20_BLOCKS_XMM
 );
 
 // SAFETY: every method uses SSE2/SSSE3 instructions only, and touches memory only as the

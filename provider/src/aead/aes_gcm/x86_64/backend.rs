@@ -57,7 +57,7 @@ macro_rules! x86_backend {
                 let (tag, bottom) = unsafe { seal(&self.0, nonce, aad, src, buf) };
                 if hoisted {
                     $crate::aead::secret::scrub_stack::<
-                        { $crate::aead::aes_gcm::x86_64::SCRUB_HOISTED },
+                        { $crate::aead::secret::AES_GCM_HOISTED_SEAL },
                     >();
                 } else {
                     $crate::aead::aes_gcm::x86_64::scrub_batches(buf.len(), top, bottom);
@@ -105,7 +105,7 @@ macro_rules! x86_backend {
                 let (out, bottom) = unsafe { seal_with_block(&self.0, nonce, aad, buf, extra) };
                 if hoisted {
                     $crate::aead::secret::scrub_stack::<
-                        { $crate::aead::aes_gcm::x86_64::SCRUB_HOISTED },
+                        { $crate::aead::secret::AES_GCM_HOISTED_SEAL },
                     >();
                 } else {
                     $crate::aead::aes_gcm::x86_64::scrub_batches(buf.len(), top, bottom);

@@ -57,10 +57,6 @@ pub(super) use lanes::Lanes;
 pub(super) use record::seal_with_j0;
 pub(super) use record::{open, seal, seal_with_block, Extra};
 
-/// Stack scrubbed after a seal that hoisted its keys (`Lanes::HOIST_SEAL_FROM`):
-/// the spills lay within 1.9 KiB of the call (`tests/stack_residue.rs`).
-pub(super) const SCRUB_HOISTED: usize = 2560;
-
 /// Records shorter than this take the short path.
 const SHORT: usize = 128;
 

@@ -21,8 +21,8 @@ macro_rules! x86_backend {
         lanes = $lanes:ty,
         detected = $detected:ident,
         ifma = $ifma:literal,
-        scrub_small = $scrub_small:literal,
-        scrub_blocks = $scrub_blocks:literal
+        scrub_small = $scrub_small:expr,
+        scrub_blocks = $scrub_blocks:expr
     ) => {
         /// A ChaCha20-Poly1305 key on this backend, boxed (moving the key
         /// object moves a pointer, not key words) and zeroized on drop.
@@ -117,14 +117,14 @@ macro_rules! x86_backend {
                     }
                     one(&self.0, input, o);
                     $crate::aead::secret::scrub_stack::<
-                        { $crate::aead::chacha20_poly1305::x86_64::SCRUB_ONE_BLOCK },
+                        { $crate::aead::secret::CHACHA20_ONE_BLOCK },
                     >();
                     return;
                 }
                 // SAFETY: as for `seal`.
                 unsafe { blocks(&self.0, inputs, out) };
                 // Several inputs are vertical passes, whose rows spill.
-                $crate::aead::secret::scrub_stack::<$scrub_blocks>();
+                $crate::aead::secret::scrub_stack::<{ $scrub_blocks }>();
             }
         }
 
@@ -142,7 +142,7 @@ macro_rules! x86_backend {
             if kernel::small_spills::<$lanes>(dir, n) {
                 $crate::aead::secret::scrub_below(top, bottom);
             } else if $scrub_small > 0 {
-                $crate::aead::secret::scrub_stack::<$scrub_small>();
+                $crate::aead::secret::scrub_stack::<{ $scrub_small }>();
             }
         }
 

@@ -7,10 +7,6 @@ use super::state::State;
 use super::MAX_BATCH;
 use crate::aead::NONCE_LEN;
 
-/// Stack scrubbed after one header-protection block in general registers
-/// (`scalar::block_prefix`, whose frame holds the spilled state).
-pub(in crate::aead::chacha20_poly1305) const SCRUB_ONE_BLOCK: usize = 512;
-
 /// The first `B` bytes of ChaCha20 block `inputs[i]` into `out[i]`, where
 /// each input is the block's `LE32(counter) ‖ nonce` (RFC 8439 §2.3), in
 /// vertical passes of `L::N` blocks (a single input takes the scalar block

@@ -50,7 +50,7 @@ mod tail;
 
 pub(super) use crate::aead::Direction;
 pub(super) use backend::x86_backend;
-pub(super) use blocks::{independent_blocks, SCRUB_ONE_BLOCK};
+pub(super) use blocks::independent_blocks;
 pub(super) use lanes::Lanes;
 pub(super) use record::crypt;
 pub(super) use short::small;
