@@ -160,8 +160,9 @@ impl AnyKey {
     }
 
     /// Seals `buf` in place and applies `block` to the 16 bytes at `at` of
-    /// ciphertext ‖ tag: in one call on the AES-GCM engines, seal then
-    /// block on the others. Returns the tag and the block's first 5 bytes.
+    /// ciphertext ‖ tag: in one call where both run on our AES engines
+    /// (`fuses_block`), seal then block otherwise. Returns the tag and the
+    /// block's first 5 bytes.
     ///
     /// # Panics
     /// If `at + 16` is beyond ciphertext ‖ tag.
@@ -173,15 +174,27 @@ impl AnyKey {
         block: &BlockKey,
         at: usize,
     ) -> ([u8; TAG_LEN], [u8; 5]) {
-        match self {
-            Self::Aes128Gcm(k) => k.seal_with_block(nonce, aad, buf, block, at),
-            Self::Aes256Gcm(k) => k.seal_with_block(nonce, aad, buf, block, at),
-            Self::ChaCha20Poly1305(k) => {
-                let tag = k.seal_in_place(nonce, aad, buf);
-                let mut out = [[0u8; 5]];
-                block.apply(&[super::sample_of(buf, &tag, at)], &mut out);
-                (tag, out[0])
+        assert!(
+            at.checked_add(16)
+                .is_some_and(|end| end <= buf.len() + TAG_LEN),
+            "block beyond the tag"
+        );
+        #[cfg(target_arch = "x86_64")]
+        if let Some(keys) = block.extra_keys() {
+            let fused = match self {
+                Self::Aes128Gcm(k) => k.seal_fused(nonce, aad, buf, keys, at),
+                Self::Aes256Gcm(k) => k.seal_fused(nonce, aad, buf, keys, at),
+                Self::ChaCha20Poly1305(_) => None,
+            };
+            if let Some((tag, out)) = fused {
+                let mut five = [0u8; 5];
+                five.copy_from_slice(&out[..5]);
+                return (tag, five);
             }
         }
+        let tag = self.seal_in_place(nonce, aad, buf);
+        let mut out = [[0u8; 5]];
+        block.apply(&[super::sample_of(buf, &tag, at)], &mut out);
+        (tag, out[0])
     }
 }

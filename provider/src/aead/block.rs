@@ -16,7 +16,7 @@ use aws_lc_rs::aead::quic as base_quic;
 use ring::aead::quic as base_quic;
 
 #[cfg(target_arch = "x86_64")]
-use super::aes_gcm::RoundKeys;
+use super::aes_gcm::{ExtraKeys, RoundKeys};
 use super::secret::SetupStack;
 #[cfg(target_arch = "x86_64")]
 use super::ChaCha20Poly1305;
@@ -138,18 +138,10 @@ impl BlockKey {
 
     /// AES round keys, for a seal that runs this block alongside.
     #[cfg(target_arch = "x86_64")]
-    pub(crate) fn aes128(&self) -> Option<&RoundKeys<10>> {
+    pub(crate) fn extra_keys(&self) -> Option<ExtraKeys<'_>> {
         match self {
-            Self::Aes128(k) => Some(k),
-            _ => None,
-        }
-    }
-
-    /// As [`Self::aes128`] for AES-256.
-    #[cfg(target_arch = "x86_64")]
-    pub(crate) fn aes256(&self) -> Option<&RoundKeys<14>> {
-        match self {
-            Self::Aes256(k) => Some(k),
+            Self::Aes128(k) => Some(ExtraKeys::Aes128(k)),
+            Self::Aes256(k) => Some(ExtraKeys::Aes256(k)),
             _ => None,
         }
     }

@@ -15,7 +15,6 @@ mod x86_vaes512;
 
 use super::base::Base;
 use super::secret::SetupStack;
-use super::BlockKey;
 use super::{aead_type, Algorithm, Backend, Engine, Hardening, OpenError, NONCE_LEN, TAG_LEN};
 #[cfg(target_arch = "x86_64")]
 use crate::cpu::Features;
@@ -180,72 +179,46 @@ impl<const KEY_LEN: usize> Engine for AesGcm<KEY_LEN> {
     }
 }
 
+/// The round keys of a block to encrypt alongside a seal (QUIC header
+/// protection on our AES engines).
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy)]
+pub(crate) enum ExtraKeys<'a> {
+    Aes128(&'a RoundKeys<10>),
+    Aes256(&'a RoundKeys<14>),
+}
+
+#[cfg(target_arch = "x86_64")]
 impl<const KEY_LEN: usize> AesGcm<KEY_LEN> {
-    /// Seals `buf` in place and applies `block` to the 16 bytes at `at` of
-    /// ciphertext ‖ tag, in one call where both run on our AES engines (the
-    /// block rides in the record's last AES pass when those bytes are
-    /// already written ciphertext, picotls's slot; otherwise it runs right
-    /// after the tag). Returns the tag and the block's first five bytes.
+    /// Seals `buf` in place and encrypts the 16 bytes at `at` of
+    /// ciphertext ‖ tag under `keys` in the same call (the block rides in
+    /// the record's last AES pass when those bytes are already written
+    /// ciphertext, picotls's slot; otherwise it runs right after the tag).
+    /// Returns the tag and the block; `None` (nothing sealed) where this
+    /// key is on `Base` or `keys` are for the other key size.
     ///
     /// # Panics
     /// If `at + 16` is beyond ciphertext ‖ tag, or as `seal`.
-    fn seal_with_block(
+    fn seal_fused(
         &self,
         nonce: &[u8; NONCE_LEN],
         aad: &[u8],
         buf: &mut [u8],
-        block: &BlockKey,
+        keys: ExtraKeys<'_>,
         at: usize,
-    ) -> ([u8; TAG_LEN], [u8; 5]) {
-        assert!(
-            at.checked_add(16)
-                .is_some_and(|end| end <= buf.len() + TAG_LEN),
-            "block beyond the tag"
-        );
-        #[cfg(target_arch = "x86_64")]
-        {
-            let fused = match (self, block.aes128(), block.aes256()) {
-                (Self::AesNiAvx128(k), Some(rk), _) => {
-                    Some(k.seal_with_block(nonce, aad, buf, rk, at))
-                }
-                (Self::AesNiAvx256(k), _, Some(rk)) => {
-                    Some(k.seal_with_block(nonce, aad, buf, rk, at))
-                }
-                (Self::AesNiSse128(k), Some(rk), _) => {
-                    Some(k.seal_with_block(nonce, aad, buf, rk, at))
-                }
-                (Self::AesNiSse256(k), _, Some(rk)) => {
-                    Some(k.seal_with_block(nonce, aad, buf, rk, at))
-                }
-                (Self::Vaes128(k), Some(rk), _) => Some(k.seal_with_block(nonce, aad, buf, rk, at)),
-                (Self::Vaes256(k), _, Some(rk)) => Some(k.seal_with_block(nonce, aad, buf, rk, at)),
-                (Self::Vaes512_128(k), Some(rk), _) => {
-                    Some(k.seal_with_block(nonce, aad, buf, rk, at))
-                }
-                (Self::Vaes512_256(k), _, Some(rk)) => {
-                    Some(k.seal_with_block(nonce, aad, buf, rk, at))
-                }
-                _ => None,
-            };
-            if let Some((tag, out)) = fused {
-                let mut five = [0u8; 5];
-                five.copy_from_slice(&out[..5]);
-                return (tag, five);
-            }
-        }
-        let tag = Engine::seal(self, nonce, aad, &[], buf);
-        let mut input = [0u8; 16];
-        for (i, b) in input.iter_mut().enumerate() {
-            let j = at + i;
-            *b = if j < buf.len() {
-                buf[j]
-            } else {
-                tag[j - buf.len()]
-            };
-        }
-        let mut out = [[0u8; 5]];
-        block.apply(&[input], &mut out);
-        (tag, out[0])
+    ) -> Option<([u8; TAG_LEN], [u8; 16])> {
+        use ExtraKeys::{Aes128, Aes256};
+        Some(match (self, keys) {
+            (Self::AesNiAvx128(k), Aes128(rk)) => k.seal_with_block(nonce, aad, buf, rk, at),
+            (Self::AesNiAvx256(k), Aes256(rk)) => k.seal_with_block(nonce, aad, buf, rk, at),
+            (Self::AesNiSse128(k), Aes128(rk)) => k.seal_with_block(nonce, aad, buf, rk, at),
+            (Self::AesNiSse256(k), Aes256(rk)) => k.seal_with_block(nonce, aad, buf, rk, at),
+            (Self::Vaes128(k), Aes128(rk)) => k.seal_with_block(nonce, aad, buf, rk, at),
+            (Self::Vaes256(k), Aes256(rk)) => k.seal_with_block(nonce, aad, buf, rk, at),
+            (Self::Vaes512_128(k), Aes128(rk)) => k.seal_with_block(nonce, aad, buf, rk, at),
+            (Self::Vaes512_256(k), Aes256(rk)) => k.seal_with_block(nonce, aad, buf, rk, at),
+            _ => return None,
+        })
     }
 }
 
@@ -484,25 +457,25 @@ mod tests {
     }
 }
 
-macro_rules! seal_with_block {
+/// `AesGcm::seal_fused` on the public types.
+#[cfg(target_arch = "x86_64")]
+macro_rules! seal_fused {
     ($ty:ty) => {
         impl $ty {
-            /// Seals `buf` in place and computes `block` of the 16 bytes at
-            /// `at` of ciphertext ‖ tag in the same call (see
-            /// `AesGcm::seal_with_block`); returns the tag and the block's
-            /// first five bytes.
-            pub(crate) fn seal_with_block(
+            pub(crate) fn seal_fused(
                 &self,
                 nonce: &[u8; NONCE_LEN],
                 aad: &[u8],
                 buf: &mut [u8],
-                block: &BlockKey,
+                keys: ExtraKeys<'_>,
                 at: usize,
-            ) -> ([u8; TAG_LEN], [u8; 5]) {
-                self.0.seal_with_block(nonce, aad, buf, block, at)
+            ) -> Option<([u8; TAG_LEN], [u8; 16])> {
+                self.0.seal_fused(nonce, aad, buf, keys, at)
             }
         }
     };
 }
-seal_with_block!(Aes128Gcm);
-seal_with_block!(Aes256Gcm);
+#[cfg(target_arch = "x86_64")]
+seal_fused!(Aes128Gcm);
+#[cfg(target_arch = "x86_64")]
+seal_fused!(Aes256Gcm);
