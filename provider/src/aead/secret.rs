@@ -92,22 +92,28 @@ pub(crate) fn scrub_below(top: usize, bottom: usize) {
 // depth rather than as deep as a measured frame ([`scrub_below`]). Each
 // covers the deepest secret `tests/stack_residue.rs` finds below the call
 // it follows, at opt-levels 3 and 2, with room to spare; that test fails if
-// one falls short.
+// one falls short. Our engines' depths exist where the engines do.
 
 /// After an AES-GCM seal that hoisted its round keys into registers
 /// (`Lanes::HOIST_SEAL_FROM`): its spills lie within 1.9 KiB of the call.
+#[cfg(target_arch = "x86_64")]
 pub(crate) const AES_GCM_HOISTED_SEAL: usize = 2560;
 /// After one ChaCha20 block in general registers (`scalar::block_prefix`,
 /// whose frame holds the spilled state).
+#[cfg(target_arch = "x86_64")]
 pub(crate) const CHACHA20_ONE_BLOCK: usize = 512;
 /// After a short ChaCha20-Poly1305 record on xmm (`X86Ssse3`), whose state
 /// rows spill; the ymm and zmm short paths leave none, except the ymm
 /// four-set calls, scrubbed as a long record's frame (`small_spills`).
+#[cfg(target_arch = "x86_64")]
 pub(crate) const CHACHA20_SHORT_XMM: usize = 1280;
 /// After ChaCha20 header-protection blocks in vertical passes, whose rows
 /// spill: xmm, ymm and zmm.
+#[cfg(target_arch = "x86_64")]
 pub(crate) const CHACHA20_BLOCKS_XMM: usize = 2304;
+#[cfg(target_arch = "x86_64")]
 pub(crate) const CHACHA20_BLOCKS_YMM: usize = 2816;
+#[cfg(target_arch = "x86_64")]
 pub(crate) const CHACHA20_BLOCKS_ZMM: usize = 3328;
 
 // `Base`, only where a key opts in (`Hardening::scrub_base_stack`): the

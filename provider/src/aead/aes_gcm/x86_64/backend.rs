@@ -1,10 +1,164 @@
-//! The macro that defines a backend: its key type and `#[target_feature]`
-//! entry points around the generic kernel.
+//! A backend: its `#[target_feature]` entry points ([`Entry`], which
+//! `x86_backend!` implements for each backend) and the key type over them,
+//! written once ([`Key`]).
 
-/// Defines a backend's key type (which exists only where `$detected`
-/// holds) and its `#[target_feature]` entry points, instantiating the
+use super::{scrub_batches, Extra, Lanes, RoundKeys};
+use crate::aead::secret::{self, SetupStack};
+use crate::aead::{OpenError, NONCE_LEN, TAG_LEN};
+
+/// A backend's `#[target_feature]` entry points into the kernel for keys
+/// of `NR` AES rounds. Each returns, beside its result, its frame's stack
+/// pointer, for the scrub after the call.
+///
+/// # Safety
+/// Implementing: `Data` is `KeyData<Self::Lanes, NR, _, _>` and every
+/// function enables the kernel's features for `Self::Lanes` (AES-NI,
+/// PCLMULQDQ, SSSE3 and the lane type's); `detected` returns true only on
+/// a CPU with all of them (`x86_backend!` does both). Calling: the
+/// functions only after `detected` returned true, `expand` with a key of
+/// `NR`'s length.
+pub(crate) unsafe trait Entry<const NR: usize> {
+    type Lanes: Lanes;
+    type Data;
+    fn detected() -> bool;
+    fn uninit() -> Box<core::mem::MaybeUninit<Self::Data>>;
+    unsafe fn expand(
+        data: &mut core::mem::MaybeUninit<Self::Data>,
+        key: &[u8],
+        stack: &mut SetupStack,
+    );
+    unsafe fn seal(
+        key: &Self::Data,
+        nonce: &[u8; NONCE_LEN],
+        aad: &[u8],
+        src: &[u8],
+        buf: &mut [u8],
+    ) -> ([u8; TAG_LEN], usize);
+    unsafe fn open(
+        key: &Self::Data,
+        nonce: &[u8; NONCE_LEN],
+        aad: &[u8],
+        buf: &mut [u8],
+        tag: &[u8; TAG_LEN],
+    ) -> (bool, usize);
+    unsafe fn seal_with_block(
+        key: &Self::Data,
+        nonce: &[u8; NONCE_LEN],
+        aad: &[u8],
+        buf: &mut [u8],
+        extra: Extra<'_>,
+    ) -> (([u8; TAG_LEN], [u8; 16]), usize);
+    #[cfg(test)]
+    unsafe fn seal_with_j0(
+        key: &Self::Data,
+        j0: &[u8; 16],
+        aad: &[u8],
+        buf: &mut [u8],
+    ) -> [u8; TAG_LEN];
+}
+
+/// An AES-GCM key on backend `E`; `NR` is the number of AES rounds (10 for
+/// 16-byte keys, 14 for 32-byte keys). Exists only where `E` was detected.
+pub(crate) struct Key<E: Entry<NR>, const NR: usize>(Box<E::Data>);
+
+impl<E: Entry<NR>, const NR: usize> Key<E, NR> {
+    /// `None` unless this CPU has the backend's features.
+    ///
+    /// # Panics
+    /// If `key` is not the length `NR` implies.
+    pub(crate) fn new(key: &[u8], stack: &mut SetupStack) -> Option<Self> {
+        assert_eq!(key.len(), if NR == 10 { 16 } else { 32 }, "AES key length");
+        if !E::detected() {
+            return None;
+        }
+        let mut data = E::uninit();
+        // SAFETY: detection passed and the key length was checked above (`Entry`'s contract).
+        // `expand` writes every field, so `data` is initialised after it.
+        unsafe {
+            E::expand(&mut data, key, stack);
+            Some(Self(data.assume_init()))
+        }
+    }
+
+    /// Scrubs after a seal of `n` bytes from `top` (the caller's stack
+    /// pointer) to `bottom` (the entry point's).
+    #[inline(always)]
+    fn scrub_seal(n: usize, top: usize, bottom: usize) {
+        if n >= <E::Lanes as Lanes>::HOIST_SEAL_FROM {
+            // Hoisted keys spill beyond the measured frame.
+            secret::scrub_stack::<{ secret::AES_GCM_HOISTED_SEAL }>();
+        } else {
+            scrub_batches(n, top, bottom);
+        }
+    }
+
+    pub(crate) fn seal(
+        &self,
+        nonce: &[u8; NONCE_LEN],
+        aad: &[u8],
+        src: &[u8],
+        buf: &mut [u8],
+    ) -> [u8; TAG_LEN] {
+        let top = secret::stack_pointer();
+        // SAFETY: a `Key` exists only where `new` detected the features.
+        let (tag, bottom) = unsafe { E::seal(&self.0, nonce, aad, src, buf) };
+        Self::scrub_seal(buf.len(), top, bottom);
+        tag
+    }
+
+    pub(crate) fn open(
+        &self,
+        nonce: &[u8; NONCE_LEN],
+        aad: &[u8],
+        buf: &mut [u8],
+        tag: &[u8; TAG_LEN],
+    ) -> Result<(), OpenError> {
+        let top = secret::stack_pointer();
+        // SAFETY: as for `seal`.
+        let (ok, bottom) = unsafe { E::open(&self.0, nonce, aad, buf, tag) };
+        scrub_batches(buf.len(), top, bottom);
+        ok.then_some(()).ok_or(OpenError)
+    }
+
+    /// Seals in place and encrypts the 16 bytes at `at` of
+    /// ciphertext ‖ tag under `rk` in the same call.
+    ///
+    /// # Panics
+    /// If `at + 16` is beyond ciphertext ‖ tag.
+    pub(crate) fn seal_with_block(
+        &self,
+        nonce: &[u8; NONCE_LEN],
+        aad: &[u8],
+        buf: &mut [u8],
+        rk: &RoundKeys<NR>,
+        at: usize,
+    ) -> ([u8; TAG_LEN], [u8; 16]) {
+        assert!(
+            at.checked_add(16)
+                .is_some_and(|end| end <= buf.len() + TAG_LEN),
+            "block beyond the tag"
+        );
+        let extra = Extra { rk: rk.keys(), at };
+        let top = secret::stack_pointer();
+        // SAFETY: as for `seal`.
+        let (out, bottom) = unsafe { E::seal_with_block(&self.0, nonce, aad, buf, extra) };
+        Self::scrub_seal(buf.len(), top, bottom);
+        out
+    }
+
+    /// Seals from an arbitrary pre-counter block J0 (tests only).
+    #[cfg(test)]
+    pub(crate) fn seal_with_j0(&self, j0: &[u8; 16], aad: &[u8], buf: &mut [u8]) -> [u8; TAG_LEN] {
+        // SAFETY: as for `seal`.
+        unsafe { E::seal_with_j0(&self.0, j0, aad, buf) }
+    }
+}
+
+/// Implements [`Entry`] for a new backend type `Entry` (which has no
+/// values) and names its key type `Key<NR>`: the trampolines into the
 /// kernel with lane type `$lanes`, `$powers` powers of H per key and `$hx`
-/// stored Karatsuba halves (`$powers` or 0; see [`KeyData`]).
+/// stored Karatsuba halves (`$powers` or 0; see [`KeyData`]), compiled
+/// with `$features`, detected by `Features::$detected`.
 macro_rules! x86_backend {
     (
         features = $features:literal,
@@ -13,116 +167,87 @@ macro_rules! x86_backend {
         hx = $hx:literal,
         detected = $detected:ident
     ) => {
+        /// This backend, as the key type's parameter.
+        pub(crate) enum Entry {}
+
+        /// An AES-GCM key on this backend.
+        pub(crate) type Key<const NR: usize> = $crate::aead::aes_gcm::x86_64::Key<Entry, NR>;
+
         type KeyData<const NR: usize> =
             $crate::aead::aes_gcm::x86_64::KeyData<$lanes, NR, $powers, $hx>;
 
-        /// An AES-GCM key on this backend; `NR` is the number of AES rounds
-        /// (10 for 16-byte keys, 14 for 32-byte keys).
-        pub(crate) struct Key<const NR: usize>(Box<KeyData<NR>>);
+        // SAFETY: `Data` is the kernel's key data for `$lanes`; every entry point enables
+        // `$features`, which include the kernel's features for `$lanes`, and `detected` is the
+        // detection of exactly those features.
+        unsafe impl<const NR: usize> $crate::aead::aes_gcm::x86_64::Entry<NR> for Entry {
+            type Lanes = $lanes;
+            type Data = KeyData<NR>;
 
-        impl<const NR: usize> Key<NR> {
-            /// `None` unless this CPU has the backend's features.
-            ///
-            /// # Panics
-            /// If `key` is not the length `NR` implies.
-            pub(crate) fn new(
-                key: &[u8],
-                stack: &mut $crate::aead::secret::SetupStack,
-            ) -> Option<Self> {
-                assert_eq!(key.len(), if NR == 10 { 16 } else { 32 }, "AES key length");
-                if !$crate::cpu::Features::get().$detected {
-                    return None;
-                }
-                let mut data = KeyData::<NR>::uninit();
-                // SAFETY: a `Key` is made only where `new` detected the
-                // features; the key length was checked above. `expand`
-                // writes every field, so `data` is initialised after it.
-                unsafe {
-                    expand(&mut data, key, stack);
-                    Some(Self(data.assume_init()))
-                }
+            #[inline(always)]
+            fn detected() -> bool {
+                $crate::cpu::Features::get().$detected
             }
 
-            pub(crate) fn seal(
-                &self,
+            #[inline(always)]
+            fn uninit() -> Box<core::mem::MaybeUninit<KeyData<NR>>> {
+                KeyData::<NR>::uninit()
+            }
+
+            #[inline(always)]
+            unsafe fn expand(
+                data: &mut core::mem::MaybeUninit<KeyData<NR>>,
+                key: &[u8],
+                stack: &mut $crate::aead::secret::SetupStack,
+            ) {
+                // SAFETY: the caller detected the features and checked the key length.
+                unsafe { expand(data, key, stack) }
+            }
+
+            #[inline(always)]
+            unsafe fn seal(
+                key: &KeyData<NR>,
                 nonce: &[u8; $crate::aead::NONCE_LEN],
                 aad: &[u8],
                 src: &[u8],
                 buf: &mut [u8],
-            ) -> [u8; $crate::aead::TAG_LEN] {
-                let hoisted =
-                    buf.len() >= <$lanes as $crate::aead::aes_gcm::x86_64::Lanes>::HOIST_SEAL_FROM;
-                let top = $crate::aead::secret::stack_pointer();
-                // SAFETY: a `Key` exists only where `new` detected the features.
-                let (tag, bottom) = unsafe { seal(&self.0, nonce, aad, src, buf) };
-                if hoisted {
-                    $crate::aead::secret::scrub_stack::<
-                        { $crate::aead::secret::AES_GCM_HOISTED_SEAL },
-                    >();
-                } else {
-                    $crate::aead::aes_gcm::x86_64::scrub_batches(buf.len(), top, bottom);
-                }
-                tag
+            ) -> ([u8; $crate::aead::TAG_LEN], usize) {
+                // SAFETY: the caller detected the features.
+                unsafe { seal(key, nonce, aad, src, buf) }
             }
 
-            pub(crate) fn open(
-                &self,
+            #[inline(always)]
+            unsafe fn open(
+                key: &KeyData<NR>,
                 nonce: &[u8; $crate::aead::NONCE_LEN],
                 aad: &[u8],
                 buf: &mut [u8],
                 tag: &[u8; $crate::aead::TAG_LEN],
-            ) -> Result<(), $crate::aead::OpenError> {
-                let top = $crate::aead::secret::stack_pointer();
-                // SAFETY: as for `seal`.
-                let (ok, bottom) = unsafe { open(&self.0, nonce, aad, buf, tag) };
-                $crate::aead::aes_gcm::x86_64::scrub_batches(buf.len(), top, bottom);
-                ok.then_some(()).ok_or($crate::aead::OpenError)
+            ) -> (bool, usize) {
+                // SAFETY: the caller detected the features.
+                unsafe { open(key, nonce, aad, buf, tag) }
             }
 
-            /// Seals in place and encrypts the 16 bytes at `at` of
-            /// ciphertext ‖ tag under `rk` in the same call.
-            ///
-            /// # Panics
-            /// If `at + 16` is beyond ciphertext ‖ tag.
-            pub(crate) fn seal_with_block(
-                &self,
+            #[inline(always)]
+            unsafe fn seal_with_block(
+                key: &KeyData<NR>,
                 nonce: &[u8; $crate::aead::NONCE_LEN],
                 aad: &[u8],
                 buf: &mut [u8],
-                rk: &$crate::aead::aes_gcm::x86_64::RoundKeys<NR>,
-                at: usize,
-            ) -> ([u8; $crate::aead::TAG_LEN], [u8; 16]) {
-                assert!(
-                    at.checked_add(16)
-                        .is_some_and(|end| end <= buf.len() + $crate::aead::TAG_LEN),
-                    "block beyond the tag"
-                );
-                let extra = $crate::aead::aes_gcm::x86_64::Extra { rk: rk.keys(), at };
-                let hoisted =
-                    buf.len() >= <$lanes as $crate::aead::aes_gcm::x86_64::Lanes>::HOIST_SEAL_FROM;
-                let top = $crate::aead::secret::stack_pointer();
-                // SAFETY: as for `seal`.
-                let (out, bottom) = unsafe { seal_with_block(&self.0, nonce, aad, buf, extra) };
-                if hoisted {
-                    $crate::aead::secret::scrub_stack::<
-                        { $crate::aead::secret::AES_GCM_HOISTED_SEAL },
-                    >();
-                } else {
-                    $crate::aead::aes_gcm::x86_64::scrub_batches(buf.len(), top, bottom);
-                }
-                out
+                extra: $crate::aead::aes_gcm::x86_64::Extra<'_>,
+            ) -> (([u8; $crate::aead::TAG_LEN], [u8; 16]), usize) {
+                // SAFETY: the caller detected the features.
+                unsafe { seal_with_block(key, nonce, aad, buf, extra) }
             }
 
-            /// Seals from an arbitrary pre-counter block J0 (tests only).
             #[cfg(test)]
-            pub(crate) fn seal_with_j0(
-                &self,
+            unsafe fn seal_with_j0(
+                key: &KeyData<NR>,
                 j0: &[u8; 16],
                 aad: &[u8],
                 buf: &mut [u8],
             ) -> [u8; $crate::aead::TAG_LEN] {
-                // SAFETY: as for `seal`.
-                unsafe { seal_with_j0(&self.0, j0, aad, buf) }
+                // SAFETY: the caller detected the features.
+                unsafe { seal_with_j0(key, j0, aad, buf) }
             }
         }
 
@@ -200,4 +325,4 @@ macro_rules! x86_backend {
         }
     };
 }
-pub(in crate::aead::aes_gcm) use x86_backend;
+pub(crate) use x86_backend;

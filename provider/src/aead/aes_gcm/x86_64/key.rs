@@ -23,7 +23,7 @@ use super::MAX_REGS;
 /// `repr(C)` and 16-byte aligned: every entry is 16-byte aligned (the
 /// fields are whole entries), which the wipe on drop relies on.
 #[repr(C, align(16))]
-pub(in crate::aead::aes_gcm) struct KeyData<V, const NR: usize, const P: usize, const X: usize> {
+pub(crate) struct KeyData<V, const NR: usize, const P: usize, const X: usize> {
     /// AES round keys (`NR + 1` used: 11 for AES-128, 15 for AES-256).
     pub(super) rk: [[u8; 16]; 15],
     /// Twisted H^P … H^1 (index `P - k` holds H^k).
@@ -79,7 +79,7 @@ pub(super) fn wipe_blocks<const N: usize>(x: &mut [[u8; 16]; N]) {
 /// caller must enable them, and `key.len()` must be 16 if `NR == 10`, else
 /// 32.
 #[inline(always)]
-pub(in crate::aead::aes_gcm) unsafe fn expand<
+pub(crate) unsafe fn expand<
     V: Lanes,
     const NR: usize,
     const P: usize,
@@ -320,7 +320,7 @@ pub(super) unsafe fn wipe<const N: usize>(x: &mut [__m128i; N]) {
 impl<V: Lanes, const NR: usize, const P: usize, const X: usize> KeyData<V, NR, P, X> {
     /// Uninitialised, boxed (`malloc`, not the slower `calloc` a zeroed
     /// box costs): `expand` then fills it in place.
-    pub(in crate::aead::aes_gcm) fn uninit() -> Box<core::mem::MaybeUninit<Self>> {
+    pub(crate) fn uninit() -> Box<core::mem::MaybeUninit<Self>> {
         const {
             assert!(NR == 10 || NR == 14);
             assert!(

@@ -13,7 +13,7 @@ use core::arch::x86_64::*;
 /// features are present (see the module docs); `loadu` and `broadcast`
 /// need `p` valid for reads of `BLOCKS * 16` and 16 bytes, `storeu` for
 /// writes of `BLOCKS * 16` bytes (any alignment).
-pub(in crate::aead::aes_gcm) unsafe trait Lanes: Copy {
+pub(crate) unsafe trait Lanes: Copy {
     /// Blocks per register.
     const BLOCKS: usize;
     /// Registers of AES state per main-loop batch (at most `MAX_REGS`).

@@ -49,7 +49,8 @@ mod record;
 
 use crate::aead::Direction;
 
-pub(super) use backend::x86_backend;
+pub(crate) use backend::Entry;
+pub(super) use backend::{x86_backend, Key};
 pub(crate) use key::RoundKeys;
 pub(super) use key::{expand, KeyData};
 pub(super) use lanes::Lanes;

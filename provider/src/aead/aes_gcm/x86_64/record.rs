@@ -163,9 +163,9 @@ pub(super) unsafe fn crypt<
 /// count) alongside a seal: the 16 bytes at offset `at` of
 /// ciphertext ‖ tag.
 #[derive(Clone, Copy)]
-pub(in crate::aead::aes_gcm) struct Extra<'a> {
-    pub(in crate::aead::aes_gcm) rk: &'a [[u8; 16]; 15],
-    pub(in crate::aead::aes_gcm) at: usize,
+pub(crate) struct Extra<'a> {
+    pub(crate) rk: &'a [[u8; 16]; 15],
+    pub(crate) at: usize,
 }
 
 #[inline(always)]
@@ -187,7 +187,7 @@ pub(super) unsafe fn load_round_keys(rk: &[[u8; 16]; 15]) -> [__m128i; 15] {
 /// contract: the backends call this from their `#[target_feature]` entry
 /// points).
 #[inline(always)]
-pub(in crate::aead::aes_gcm) unsafe fn seal<
+pub(crate) unsafe fn seal<
     V: Lanes,
     const NR: usize,
     const P: usize,
@@ -212,7 +212,7 @@ pub(in crate::aead::aes_gcm) unsafe fn seal<
 /// contract: the backends call this from their `#[target_feature]` entry
 /// points).
 #[inline(always)]
-pub(in crate::aead::aes_gcm) unsafe fn seal_with_block<
+pub(crate) unsafe fn seal_with_block<
     V: Lanes,
     const NR: usize,
     const P: usize,
@@ -239,7 +239,7 @@ pub(in crate::aead::aes_gcm) unsafe fn seal_with_block<
 /// points).
 #[cfg(test)]
 #[inline(always)]
-pub(in crate::aead::aes_gcm) unsafe fn seal_with_j0<
+pub(crate) unsafe fn seal_with_j0<
     V: Lanes,
     const NR: usize,
     const P: usize,
@@ -272,7 +272,7 @@ pub(in crate::aead::aes_gcm) unsafe fn seal_with_j0<
 /// contract: the backends call this from their `#[target_feature]` entry
 /// points).
 #[inline(always)]
-pub(in crate::aead::aes_gcm) unsafe fn open<
+pub(crate) unsafe fn open<
     V: Lanes,
     const NR: usize,
     const P: usize,
