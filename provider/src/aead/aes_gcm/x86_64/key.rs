@@ -79,12 +79,7 @@ pub(super) fn wipe_blocks<const N: usize>(x: &mut [[u8; 16]; N]) {
 /// caller must enable them, and `key.len()` must be 16 if `NR == 10`, else
 /// 32.
 #[inline(always)]
-pub(crate) unsafe fn expand<
-    V: Lanes,
-    const NR: usize,
-    const P: usize,
-    const X: usize,
->(
+pub(crate) unsafe fn expand<V: Lanes, const NR: usize, const P: usize, const X: usize>(
     data: &mut core::mem::MaybeUninit<KeyData<V, NR, P, X>>,
     key: &[u8],
     stack: &mut crate::aead::secret::SetupStack,

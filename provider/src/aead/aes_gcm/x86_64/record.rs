@@ -187,12 +187,7 @@ pub(super) unsafe fn load_round_keys(rk: &[[u8; 16]; 15]) -> [__m128i; 15] {
 /// contract: the backends call this from their `#[target_feature]` entry
 /// points).
 #[inline(always)]
-pub(crate) unsafe fn seal<
-    V: Lanes,
-    const NR: usize,
-    const P: usize,
-    const X: usize,
->(
+pub(crate) unsafe fn seal<V: Lanes, const NR: usize, const P: usize, const X: usize>(
     key: &KeyData<V, NR, P, X>,
     nonce: &[u8; NONCE_LEN],
     aad: &[u8],
@@ -212,12 +207,7 @@ pub(crate) unsafe fn seal<
 /// contract: the backends call this from their `#[target_feature]` entry
 /// points).
 #[inline(always)]
-pub(crate) unsafe fn seal_with_block<
-    V: Lanes,
-    const NR: usize,
-    const P: usize,
-    const X: usize,
->(
+pub(crate) unsafe fn seal_with_block<V: Lanes, const NR: usize, const P: usize, const X: usize>(
     key: &KeyData<V, NR, P, X>,
     nonce: &[u8; NONCE_LEN],
     aad: &[u8],
@@ -239,12 +229,7 @@ pub(crate) unsafe fn seal_with_block<
 /// points).
 #[cfg(test)]
 #[inline(always)]
-pub(crate) unsafe fn seal_with_j0<
-    V: Lanes,
-    const NR: usize,
-    const P: usize,
-    const X: usize,
->(
+pub(crate) unsafe fn seal_with_j0<V: Lanes, const NR: usize, const P: usize, const X: usize>(
     key: &KeyData<V, NR, P, X>,
     j0: &[u8; 16],
     aad: &[u8],
@@ -272,12 +257,7 @@ pub(crate) unsafe fn seal_with_j0<
 /// contract: the backends call this from their `#[target_feature]` entry
 /// points).
 #[inline(always)]
-pub(crate) unsafe fn open<
-    V: Lanes,
-    const NR: usize,
-    const P: usize,
-    const X: usize,
->(
+pub(crate) unsafe fn open<V: Lanes, const NR: usize, const P: usize, const X: usize>(
     key: &KeyData<V, NR, P, X>,
     nonce: &[u8; NONCE_LEN],
     aad: &[u8],

@@ -1,20 +1,196 @@
-//! The macro that defines a backend: its key type and `#[target_feature]`
-//! entry points around the generic record logic.
+//! A backend: its `#[target_feature]` entry points ([`Entry`], which
+//! `x86_backend!` implements for each backend) and the key type over them,
+//! written once ([`Key`]).
 
-/// Defines a backend's key type (which exists only where `$detected`
-/// holds) and its `#[target_feature]` entry points, instantiating the
-/// engine with lane type `$lanes`. The compiler spills ChaCha20 state the
-/// code cannot wipe, so each call is followed by a stack scrub: after a
-/// record longer than `SMALL`, as deep as the kernel's frame measured at
-/// run time ([`scrub_below`]); after a short record, `$scrub_small` bytes
-/// (0: none); after header-protection blocks, `$scrub_blocks`. Those
-/// constants are the depths `tests/stack_residue.rs` needs at opt-levels 3
-/// and 2, with room to spare (the zmm short path leaves no secret on the
-/// stack, the xmm one does; the ymm one only in its four-set calls, which
-/// `small_spills` names and whose frame is scrubbed as a long record's).
-/// `$ifma`: the CPU has AVX-512 IFMA
-/// (`$detected` includes it and `$features` enables it), and serial
-/// Poly1305 runs take the IFMA Poly1305 ([`padded_serial`]).
+use zeroize::Zeroizing;
+
+use super::{check, key_words, small_max, small_spills, Direction, Lanes};
+use crate::aead::secret::{self, SetupStack};
+use crate::aead::{OpenError, NONCE_LEN, TAG_LEN};
+
+/// Keystream scratch of a size a backend's lane type sets (an array type
+/// in the backend's own, non-generic code).
+pub(crate) trait ScratchBuf {
+    fn zeroed() -> Self;
+    fn bytes(&mut self) -> &mut [u8];
+}
+
+impl<const N: usize> ScratchBuf for super::Scratch<N> {
+    #[inline(always)]
+    fn zeroed() -> Self {
+        Self([0; N])
+    }
+
+    #[inline(always)]
+    fn bytes(&mut self) -> &mut [u8] {
+        &mut self.0
+    }
+}
+
+/// A backend's `#[target_feature]` entry points into the kernels, and the
+/// sizes its lane type fixes. The record entry points return, beside the
+/// tag, their frame's stack pointer, for the scrub after the call.
+///
+/// The compiler spills ChaCha20 state the code cannot wipe, so each call
+/// is followed by a stack scrub: after a record longer than the short
+/// path, as deep as the kernel's frame measured at run time
+/// (`secret::scrub_below`); after a short record, `scrub_small` (nothing
+/// on the zmm engines, whose short path leaves no secret on the stack);
+/// after header-protection blocks, `scrub_blocks`: the fixed depths in
+/// `secret.rs`, which `tests/stack_residue.rs` checks at opt-levels 3
+/// and 2.
+///
+/// # Safety
+/// Implementing: every function enables the features of `Self::Lanes`
+/// (and AVX-512 IFMA where the kernel is instantiated with IFMA), and
+/// `detected` returns true only on a CPU with all of them (`x86_backend!`
+/// does both). Calling: the `unsafe` functions only after `detected`
+/// returned true.
+pub(crate) unsafe trait Entry {
+    type Lanes: Lanes;
+    /// Keystream scratch of `scratch_len::<Self::Lanes>()` bytes (open).
+    type Scratch: ScratchBuf;
+    /// Keystream scratch of `seal_scratch_len::<Self::Lanes>()` bytes.
+    type SealScratch: ScratchBuf;
+    fn detected() -> bool;
+    fn scrub_small();
+    fn scrub_blocks();
+    unsafe fn seal(
+        key: &[u32; 8],
+        ks: &mut [u8],
+        nonce: &[u8; NONCE_LEN],
+        aad: &[u8],
+        src: &[u8],
+        buf: &mut [u8],
+    ) -> ([u8; TAG_LEN], usize);
+    unsafe fn open(
+        key: &[u32; 8],
+        ks: &mut [u8],
+        nonce: &[u8; NONCE_LEN],
+        aad: &[u8],
+        buf: &mut [u8],
+    ) -> ([u8; TAG_LEN], usize);
+    unsafe fn small(
+        key: &[u32; 8],
+        nonce: &[u8; NONCE_LEN],
+        aad: &[u8],
+        src: &[u8],
+        buf: &mut [u8],
+        dir: Direction,
+    ) -> ([u8; TAG_LEN], usize);
+    unsafe fn blocks<const B: usize>(key: &[u32; 8], inputs: &[[u8; 16]], out: &mut [[u8; B]]);
+}
+
+/// A ChaCha20-Poly1305 key on backend `E`, boxed (moving the key object
+/// moves a pointer, not key words) and zeroized on drop. Exists only where
+/// `E` was detected.
+pub(crate) struct Key<E: Entry>(Box<Zeroizing<[u32; 8]>>, core::marker::PhantomData<E>);
+
+impl<E: Entry> Key<E> {
+    /// `None` unless this CPU has the backend's features.
+    pub(crate) fn new(key: &[u8; 32], stack: &mut SetupStack) -> Option<Self> {
+        if !E::detected() {
+            return None;
+        }
+        Some(Self(key_words(key, stack), core::marker::PhantomData))
+    }
+
+    /// Scrubs the stack after a short record of `n` bytes: the frame the
+    /// call used (from `top` down to `bottom`) where it spills
+    /// (`small_spills`), else the backend's fixed depth.
+    #[inline(always)]
+    fn scrub_small(dir: Direction, n: usize, top: usize, bottom: usize) {
+        if small_spills::<E::Lanes>(dir, n) {
+            secret::scrub_below(top, bottom);
+        } else {
+            E::scrub_small();
+        }
+    }
+
+    pub(crate) fn seal(
+        &self,
+        nonce: &[u8; NONCE_LEN],
+        aad: &[u8],
+        src: &[u8],
+        buf: &mut [u8],
+    ) -> [u8; TAG_LEN] {
+        // Short records run in a smaller frame of their own, so they pay
+        // for scrubbing only that, if anything.
+        if buf.len() <= small_max::<E::Lanes>(Direction::Seal) {
+            let top = secret::stack_pointer();
+            let dir = Direction::Seal;
+            // SAFETY: a `Key` exists only where `new` detected the features.
+            let (tag, bottom) = unsafe { E::small(&self.0, nonce, aad, src, buf, dir) };
+            Self::scrub_small(Direction::Seal, buf.len(), top, bottom);
+            return tag;
+        }
+        // The scratch lives in this frame, above the kernel's, so the
+        // scrub need not cover it (the kernel wipes it).
+        let mut ks = E::SealScratch::zeroed();
+        let top = secret::stack_pointer();
+        // SAFETY: as above.
+        let (tag, bottom) = unsafe { E::seal(&self.0, ks.bytes(), nonce, aad, src, buf) };
+        secret::scrub_below(top, bottom);
+        tag
+    }
+
+    pub(crate) fn open(
+        &self,
+        nonce: &[u8; NONCE_LEN],
+        aad: &[u8],
+        buf: &mut [u8],
+        tag: &[u8; TAG_LEN],
+    ) -> Result<(), OpenError> {
+        let expected = if buf.len() <= small_max::<E::Lanes>(Direction::Open) {
+            let top = secret::stack_pointer();
+            let dir = Direction::Open;
+            // SAFETY: as for `seal`.
+            let (t, bottom) = unsafe { E::small(&self.0, nonce, aad, &[], buf, dir) };
+            Self::scrub_small(Direction::Open, buf.len(), top, bottom);
+            t
+        } else {
+            let mut ks = E::Scratch::zeroed();
+            let top = secret::stack_pointer();
+            // SAFETY: as for `seal`.
+            let (t, bottom) = unsafe { E::open(&self.0, ks.bytes(), nonce, aad, buf) };
+            secret::scrub_below(top, bottom);
+            t
+        };
+        check(expected, tag, buf)
+    }
+
+    /// The first `B` bytes of the ChaCha20 block of each 16-byte
+    /// `counter ‖ nonce` input (RFC 8439 §2.3).
+    ///
+    /// # Panics
+    /// If the lengths differ, or `B > 16`.
+    pub(crate) fn blocks<const B: usize>(&self, inputs: &[[u8; 16]], out: &mut [[u8; B]]) {
+        assert!(inputs.len() == out.len() && B <= 16, "one output per input");
+        if let ([input], [o]) = (inputs, &mut *out) {
+            // One input: in general registers (`scalar.rs`), in a frame of
+            // its own whose spills the scrub reaches.
+            #[inline(never)]
+            fn one<const B: usize>(key: &[u32; 8], input: &[u8; 16], o: &mut [u8; B]) {
+                *o = super::super::scalar::block_prefix(key, input);
+            }
+            one(&self.0, input, o);
+            secret::scrub_stack::<{ secret::CHACHA20_ONE_BLOCK }>();
+            return;
+        }
+        // SAFETY: as for `seal`.
+        unsafe { E::blocks(&self.0, inputs, out) };
+        // Several inputs are vertical passes, whose rows spill.
+        E::scrub_blocks();
+    }
+}
+
+/// Implements [`Entry`] for a new backend type `Entry` (which has no
+/// values) and names its key type `Key`: the trampolines into the kernels
+/// with lane type `$lanes`, compiled with `$features`, detected by
+/// `Features::$detected`; `$ifma`: serial Poly1305 runs take the IFMA
+/// Poly1305 (`padded_serial`; `$detected` includes IFMA and `$features`
+/// enables it); `$scrub_small` and `$scrub_blocks`: the fixed depths
+/// after a short record (0: none) and after header-protection blocks.
 macro_rules! x86_backend {
     (
         features = $features:literal,
@@ -24,125 +200,86 @@ macro_rules! x86_backend {
         scrub_small = $scrub_small:expr,
         scrub_blocks = $scrub_blocks:expr
     ) => {
-        /// A ChaCha20-Poly1305 key on this backend, boxed (moving the key
-        /// object moves a pointer, not key words) and zeroized on drop.
-        pub(crate) struct Key(Box<zeroize::Zeroizing<[u32; 8]>>);
+        /// This backend, as the key type's parameter.
+        pub(crate) enum Entry {}
 
-        impl Key {
-            /// `None` unless this CPU has the backend's features.
-            pub(crate) fn new(
-                key: &[u8; 32],
-                stack: &mut $crate::aead::secret::SetupStack,
-            ) -> Option<Self> {
-                if !$crate::cpu::Features::get().$detected {
-                    return None;
-                }
-                Some(Self($crate::aead::chacha20_poly1305::x86_64::key_words(
-                    key, stack,
-                )))
+        /// A ChaCha20-Poly1305 key on this backend.
+        pub(crate) type Key = $crate::aead::chacha20_poly1305::x86_64::Key<Entry>;
+
+        // SAFETY: every entry point enables `$features`, which include `$lanes`'s features
+        // (and IFMA where `$ifma`), and `detected` is the detection of exactly those features.
+        unsafe impl $crate::aead::chacha20_poly1305::x86_64::Entry for Entry {
+            type Lanes = $lanes;
+            type Scratch = $crate::aead::chacha20_poly1305::x86_64::Scratch<
+                { $crate::aead::chacha20_poly1305::x86_64::scratch_len::<$lanes>() },
+            >;
+            type SealScratch = $crate::aead::chacha20_poly1305::x86_64::Scratch<
+                { $crate::aead::chacha20_poly1305::x86_64::seal_scratch_len::<$lanes>() },
+            >;
+
+            #[inline(always)]
+            fn detected() -> bool {
+                $crate::cpu::Features::get().$detected
             }
 
-            pub(crate) fn seal(
-                &self,
+            #[inline(always)]
+            fn scrub_small() {
+                if $scrub_small > 0 {
+                    $crate::aead::secret::scrub_stack::<{ $scrub_small }>();
+                }
+            }
+
+            #[inline(always)]
+            fn scrub_blocks() {
+                $crate::aead::secret::scrub_stack::<{ $scrub_blocks }>();
+            }
+
+            #[inline(always)]
+            unsafe fn seal(
+                key: &[u32; 8],
+                ks: &mut [u8],
                 nonce: &[u8; $crate::aead::NONCE_LEN],
                 aad: &[u8],
                 src: &[u8],
                 buf: &mut [u8],
-            ) -> [u8; $crate::aead::TAG_LEN] {
-                use $crate::aead::chacha20_poly1305::x86_64::{small_max, Direction};
-                // Short records run in a smaller frame of their own, so
-                // they pay for scrubbing only that, if anything (after each
-                // call, the stack its frames used is scrubbed: see
-                // `scrub_stack`).
-                if buf.len() <= small_max::<$lanes>(Direction::Seal) {
-                    let top = $crate::aead::secret::stack_pointer();
-                    let dir = Direction::Seal;
-                    // SAFETY: a `Key` exists only where `new` detected the
-                    // features.
-                    let (tag, bottom) = unsafe { small(&self.0, nonce, aad, src, buf, dir) };
-                    scrub_small(Direction::Seal, buf.len(), top, bottom);
-                    return tag;
-                }
-                let mut ks = $crate::aead::chacha20_poly1305::x86_64::Scratch(
-                    [0u8; $crate::aead::chacha20_poly1305::x86_64::seal_scratch_len::<$lanes>()],
-                );
-                let top = $crate::aead::secret::stack_pointer();
-                // SAFETY: as above.
-                let (tag, bottom) = unsafe { seal(&self.0, &mut ks.0, nonce, aad, src, buf) };
-                $crate::aead::secret::scrub_below(top, bottom);
-                tag
+            ) -> ([u8; $crate::aead::TAG_LEN], usize) {
+                // SAFETY: the caller detected the features.
+                unsafe { seal(key, ks, nonce, aad, src, buf) }
             }
 
-            pub(crate) fn open(
-                &self,
+            #[inline(always)]
+            unsafe fn open(
+                key: &[u32; 8],
+                ks: &mut [u8],
                 nonce: &[u8; $crate::aead::NONCE_LEN],
                 aad: &[u8],
                 buf: &mut [u8],
-                tag: &[u8; $crate::aead::TAG_LEN],
-            ) -> Result<(), $crate::aead::OpenError> {
-                use $crate::aead::chacha20_poly1305::x86_64::{check, small_max, Direction};
-                let expected = if buf.len() <= small_max::<$lanes>(Direction::Open) {
-                    let top = $crate::aead::secret::stack_pointer();
-                    let dir = Direction::Open;
-                    // SAFETY: as for `seal`.
-                    let (t, bottom) = unsafe { small(&self.0, nonce, aad, &[], buf, dir) };
-                    scrub_small(Direction::Open, buf.len(), top, bottom);
-                    t
-                } else {
-                    let mut ks = $crate::aead::chacha20_poly1305::x86_64::Scratch(
-                        [0u8; $crate::aead::chacha20_poly1305::x86_64::scratch_len::<$lanes>()],
-                    );
-                    let top = $crate::aead::secret::stack_pointer();
-                    // SAFETY: as for `seal`.
-                    let (t, bottom) = unsafe { open(&self.0, &mut ks.0, nonce, aad, buf) };
-                    $crate::aead::secret::scrub_below(top, bottom);
-                    t
-                };
-                check(expected, tag, buf)
+            ) -> ([u8; $crate::aead::TAG_LEN], usize) {
+                // SAFETY: the caller detected the features.
+                unsafe { open(key, ks, nonce, aad, buf) }
             }
 
-            /// The first `B` bytes of the ChaCha20 block of each 16-byte
-            /// `counter ‖ nonce` input (RFC 8439 §2.3).
-            ///
-            /// # Panics
-            /// If the lengths differ, or `B > 16`.
-            pub(crate) fn blocks<const B: usize>(&self, inputs: &[[u8; 16]], out: &mut [[u8; B]]) {
-                assert!(inputs.len() == out.len() && B <= 16, "one output per input");
-                if let ([input], [o]) = (inputs, &mut *out) {
-                    // One input: in general registers (`scalar.rs`), in a
-                    // frame of its own whose spills the scrub reaches.
-                    #[inline(never)]
-                    fn one<const B: usize>(key: &[u32; 8], input: &[u8; 16], o: &mut [u8; B]) {
-                        *o = $crate::aead::chacha20_poly1305::scalar::block_prefix(key, input);
-                    }
-                    one(&self.0, input, o);
-                    $crate::aead::secret::scrub_stack::<
-                        { $crate::aead::secret::CHACHA20_ONE_BLOCK },
-                    >();
-                    return;
-                }
-                // SAFETY: as for `seal`.
-                unsafe { blocks(&self.0, inputs, out) };
-                // Several inputs are vertical passes, whose rows spill.
-                $crate::aead::secret::scrub_stack::<{ $scrub_blocks }>();
+            #[inline(always)]
+            unsafe fn small(
+                key: &[u32; 8],
+                nonce: &[u8; $crate::aead::NONCE_LEN],
+                aad: &[u8],
+                src: &[u8],
+                buf: &mut [u8],
+                dir: $crate::aead::Direction,
+            ) -> ([u8; $crate::aead::TAG_LEN], usize) {
+                // SAFETY: the caller detected the features.
+                unsafe { small(key, nonce, aad, src, buf, dir) }
             }
-        }
 
-        /// Scrubs the stack after a short record of `n` bytes: the frame
-        /// the call used (from `top` down to `bottom`) where it spills
-        /// (`small_spills`), else `$scrub_small` bytes.
-        #[inline(always)]
-        fn scrub_small(
-            dir: $crate::aead::chacha20_poly1305::x86_64::Direction,
-            n: usize,
-            top: usize,
-            bottom: usize,
-        ) {
-            use $crate::aead::chacha20_poly1305::x86_64 as kernel;
-            if kernel::small_spills::<$lanes>(dir, n) {
-                $crate::aead::secret::scrub_below(top, bottom);
-            } else if $scrub_small > 0 {
-                $crate::aead::secret::scrub_stack::<{ $scrub_small }>();
+            #[inline(always)]
+            unsafe fn blocks<const B: usize>(
+                key: &[u32; 8],
+                inputs: &[[u8; 16]],
+                out: &mut [[u8; B]],
+            ) {
+                // SAFETY: the caller detected the features.
+                unsafe { blocks(key, inputs, out) }
             }
         }
 
@@ -208,7 +345,7 @@ macro_rules! x86_backend {
             aad: &[u8],
             src: &[u8],
             buf: &mut [u8],
-            dir: $crate::aead::chacha20_poly1305::x86_64::Direction,
+            dir: $crate::aead::Direction,
         ) -> ([u8; $crate::aead::TAG_LEN], usize) {
             use $crate::aead::chacha20_poly1305::x86_64 as kernel;
             // This frame's bottom, for the scrub after the call.
@@ -229,4 +366,4 @@ macro_rules! x86_backend {
         }
     };
 }
-pub(in crate::aead::chacha20_poly1305) use x86_backend;
+pub(crate) use x86_backend;

@@ -16,7 +16,7 @@ use crate::aead::NONCE_LEN;
 /// # Safety
 /// The CPU has `L`'s features; `out.len() == inputs.len()` and `B <= 16`.
 #[inline(always)]
-pub(in crate::aead::chacha20_poly1305) unsafe fn independent_blocks<L: Lanes, const B: usize>(
+pub(crate) unsafe fn independent_blocks<L: Lanes, const B: usize>(
     key: &[u32; 8],
     inputs: &[[u8; 16]],
     out: &mut [[u8; B]],

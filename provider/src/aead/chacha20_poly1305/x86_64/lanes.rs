@@ -16,9 +16,7 @@ use super::slots::Schedule;
 /// only run where that backend's CPU features are present (see the module
 /// docs), and the raw pointers of `store_rows`, `xor_vertical` and
 /// `xor_bytes` must be valid for the bytes their docs name.
-pub(in crate::aead::chacha20_poly1305) unsafe trait Lanes:
-    Copy
-{
+pub(crate) unsafe trait Lanes: Copy {
     /// Blocks per register in the vertical layout.
     const N: usize;
     /// Blocks per register in the horizontal layout.

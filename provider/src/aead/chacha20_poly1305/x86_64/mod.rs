@@ -49,7 +49,8 @@ mod state;
 mod tail;
 
 pub(super) use crate::aead::Direction;
-pub(super) use backend::x86_backend;
+pub(crate) use backend::Entry;
+pub(super) use backend::{x86_backend, Key};
 pub(super) use blocks::independent_blocks;
 pub(super) use lanes::Lanes;
 pub(super) use record::crypt;

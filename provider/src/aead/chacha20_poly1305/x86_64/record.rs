@@ -19,7 +19,7 @@ use crate::aead::{NONCE_LEN, TAG_LEN};
 /// # Safety
 /// The CPU has `L`'s features, and AVX-512 IFMA if `IFMA`.
 #[inline(always)]
-pub(in crate::aead::chacha20_poly1305) unsafe fn crypt<L: Lanes, const IFMA: bool>(
+pub(crate) unsafe fn crypt<L: Lanes, const IFMA: bool>(
     key: &[u32; 8],
     ks: &mut [u8],
     nonce: &[u8; NONCE_LEN],

@@ -15,7 +15,7 @@ use crate::aead::{NONCE_LEN, TAG_LEN};
 /// # Safety
 /// The CPU has `L`'s features.
 #[inline(always)]
-pub(in crate::aead::chacha20_poly1305) unsafe fn small<L: Lanes>(
+pub(crate) unsafe fn small<L: Lanes>(
     key: &[u32; 8],
     nonce: &[u8; NONCE_LEN],
     aad: &[u8],

@@ -11,10 +11,10 @@ use super::state::Hash;
 /// quarter round `q` (0..8) of each of the first `rounds` double rounds,
 /// then `end` more after the last round. A whole batch of ciphertext is
 /// `Lanes::N * 2` steps.
-pub(in crate::aead::chacha20_poly1305) struct Schedule {
-    pub(in crate::aead::chacha20_poly1305) after: [usize; 8],
-    pub(in crate::aead::chacha20_poly1305) rounds: usize,
-    pub(in crate::aead::chacha20_poly1305) end: usize,
+pub(crate) struct Schedule {
+    pub(crate) after: [usize; 8],
+    pub(crate) rounds: usize,
+    pub(crate) end: usize,
 }
 
 impl Schedule {

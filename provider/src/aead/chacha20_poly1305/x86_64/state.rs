@@ -12,7 +12,7 @@ use crate::aead::{NONCE_LEN, TAG_LEN};
 
 /// The key as eight little-endian words, written straight into their box
 /// (this frame, marked in `stack`, is the deepest of the setup).
-pub(in crate::aead::chacha20_poly1305) fn key_words(
+pub(crate) fn key_words(
     key: &[u8; 32],
     stack: &mut crate::aead::secret::SetupStack,
 ) -> Box<zeroize::Zeroizing<[u32; 8]>> {
@@ -32,7 +32,7 @@ pub(in crate::aead::chacha20_poly1305) fn key_words(
 
 /// Compares the computed tag with the received one in constant time; on a
 /// mismatch zeroes `buf` (no unauthenticated plaintext is released).
-pub(in crate::aead::chacha20_poly1305) fn check(
+pub(crate) fn check(
     expected: [u8; TAG_LEN],
     tag: &[u8; TAG_LEN],
     buf: &mut [u8],
@@ -51,7 +51,7 @@ pub(in crate::aead::chacha20_poly1305) fn check(
 /// the tail's call has hashed the head. The backend's `Key` holds it in its
 /// own frame, above the stack the kernel uses, so the scrub after the call
 /// need not cover it (the kernel wipes it).
-pub(in crate::aead::chacha20_poly1305) const fn scratch_len<L: Lanes>() -> usize {
+pub(crate) const fn scratch_len<L: Lanes>() -> usize {
     L::N * 64 + L::MAX_SETS * L::ROW_BLOCKS * 64
 }
 
@@ -59,7 +59,7 @@ pub(in crate::aead::chacha20_poly1305) const fn scratch_len<L: Lanes>() -> usize
 /// the tail's keystream then reuses (a seal keeps no head keystream, and a
 /// tail takes at most `L::N` blocks' room: asserted below). Half an open's
 /// on ymm, so half the clearing.
-pub(in crate::aead::chacha20_poly1305) const fn seal_scratch_len<L: Lanes>() -> usize {
+pub(crate) const fn seal_scratch_len<L: Lanes>() -> usize {
     const { assert!(tail_footprint::<L>(TailCall::Wide, L::N) <= L::N * 64) };
     L::N * 64
 }
@@ -67,9 +67,7 @@ pub(in crate::aead::chacha20_poly1305) const fn seal_scratch_len<L: Lanes>() -> 
 /// Keystream scratch, aligned to a cache line (vector stores and loads on
 /// it would otherwise split lines).
 #[repr(C, align(64))]
-pub(in crate::aead::chacha20_poly1305) struct Scratch<const N: usize>(
-    pub(in crate::aead::chacha20_poly1305) [u8; N],
-);
+pub(crate) struct Scratch<const N: usize>(pub(crate) [u8; N]);
 
 /// Where a pass reads the plaintext of region `[off, end)`: from `src` if
 /// the region lies in its directly read part (below `from_src`), else from
