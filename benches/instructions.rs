@@ -37,7 +37,7 @@ fn main() {
     let mut buf = vec![0x5au8; size];
     // With `BURSTS=n`, also times `n` bursts of `RECORDS` records and
     // prints the best, in ns per record (seal + open): for A/B runs of two
-    // builds on CPUs valgrind cannot run (scripts/instructions.sh --time).
+    // builds on CPUs valgrind cannot run.
     let bursts: usize = std::env::var("BURSTS").map_or(0, |b| b.parse().expect("BURSTS"));
     // With `CALLS=1`, instead prints the fastest single seal and the
     // fastest single open of the `RECORDS` calls each, in TSC ticks: on a
