@@ -95,9 +95,8 @@ impl Sealer {
             // writing it; a zero fill is the cheapest such write. Short
             // records are copied instead and sealed in place: the ChaCha20
             // short path (up to 448 bytes) copies its input into the
-            // buffer anyway, and the zero fill was one more call
-            // (rustls-level ChaCha20 64-byte writes 4 % faster; AES-GCM
-            // and ChaCha20 up to 512 bytes no slower).
+            // buffer anyway, and the zero fill is one more call
+            // (docs/decisions.md, "ChaCha20-Poly1305 record shapes (Intel Xeon)").
             OutboundChunks::Single(src) if src.len() > COPY_MAX => {
                 payload.extend(core::iter::repeat_n(&0, src.len()));
                 src

@@ -49,8 +49,9 @@ pub(super) struct Chains {
 
 /// Fewest blocks a serial run takes in two chains. Two chains halve the
 /// latency but add the power r^L and the join, about seven blocks' worth
-/// of instructions: below this, one chain measured faster in back-to-back
-/// records, which is how records arrive.
+/// of instructions: below this, one chain is faster in back-to-back
+/// records, which is how records arrive (docs/decisions.md, "Poly1305
+/// kernels").
 const MIN_CHAINS_RUN: usize = 64;
 
 impl Chains {
@@ -192,8 +193,9 @@ impl Poly1305 {
     pub(super) fn ifma_powers(&self, out: &mut Powers) {
         let r = to_limbs([self.r0, self.r1, 0]);
         let mut p = [r; 9];
-        // A tree three multiplications deep (a chain of seven was the
-        // setup's latency: 4–6 % of a 512–960-byte record).
+        // A tree three multiplications deep: a chain of seven would be the
+        // setup's latency (docs/decisions.md, "ChaCha20-Poly1305 Poly1305
+        // runs and tail calls (AMD EPYC Zen 4)").
         p[2] = mul_limbs(r, r);
         p[3] = mul_limbs(p[2], r);
         p[4] = mul_limbs(p[2], p[2]);
@@ -359,8 +361,10 @@ impl Poly1305 {
     /// (`blocks`, `padded`: all a short record hashes) does so: kept in
     /// registers across a record there, r was spilled to stack slots
     /// nothing wipes, and the ymm and zmm short paths have no stack scrub.
-    /// The kernels' stitched chain steps keep r in registers (1–2 % faster
-    /// at bulk on ymm); the scrub after a long record covers their frame.
+    /// The kernels' stitched chain steps keep r in registers, since fresh
+    /// loads slow the bulk (docs/decisions.md, "ChaCha20-Poly1305 Poly1305
+    /// runs and tail calls (AMD EPYC Zen 4)"); the scrub after a long
+    /// record covers their frame.
     #[inline(always)]
     fn mul_r<const FRESH: bool>(&self, [x0, x1, x2]: [u64; 3]) -> [u64; 3] {
         let [r0, r1, s1] = if FRESH {

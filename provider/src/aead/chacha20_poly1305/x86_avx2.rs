@@ -33,7 +33,8 @@ const ROT8: Mask = Mask([
 
 /// The shuffle mask, read from memory at each use (a volatile load cannot
 /// be hoisted), so it holds a ymm register only briefly instead of for the
-/// whole 8-way loop, where registers are short (measured 5 % faster).
+/// whole 8-way loop, where registers are short (docs/decisions.md, "The
+/// ChaCha20 rounds (ymm, zmm)").
 #[inline(always)]
 unsafe fn mask(m: &'static Mask) -> __m256i {
     // SAFETY: a volatile read of a `'static` 32-byte-aligned `Mask` (32 bytes, as an `__m256i`);

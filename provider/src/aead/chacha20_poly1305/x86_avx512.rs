@@ -48,7 +48,8 @@ unsafe impl Lanes for __m512i {
     /// Never: the open scratch holds 8 blocks above pass 0's 16 (and
     /// IFMA's records of that size are phased).
     const WIDE_TAIL_MIN: usize = usize::MAX;
-    /// Two blocks: one ymm chain measured faster than a zmm one.
+    /// Two blocks: one ymm call runs them faster than a zmm one
+    /// (docs/decisions.md, "The ChaCha20 rounds (ymm, zmm)").
     type Pair = __m256i;
 
     #[inline(always)]

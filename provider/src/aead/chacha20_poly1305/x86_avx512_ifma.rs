@@ -5,10 +5,9 @@
 //! or before a horizontal tail call) take the eight-lane IFMA Poly1305
 //! (`poly1305_ifma.rs`) from 512 bytes on, and whose records of 961 bytes
 //! to 4 KiB hash nothing in their passes and all in one IFMA run
-//! (`crypt_phased`). Stitched into a zmm pass the vector Poly1305
-//! measured slower than the scalar one on Zen 4 and no faster on an Intel
-//! Xeon (the ChaCha20 rounds already fill the vector pipes); alone it is
-//! 2.5× faster.
+//! (`crypt_phased`). Stitched into a zmm pass the vector Poly1305 is no
+//! faster than the scalar one: the ChaCha20 rounds already fill the vector
+//! pipes (docs/decisions.md, "ChaCha20-Poly1305 at 16 KiB on zmm").
 #![allow(unsafe_code)]
 
 use core::arch::x86_64::__m512i;

@@ -43,10 +43,10 @@ pub(super) unsafe fn batch<
     // `key.rk`.
     unsafe {
         // An open, and a seal unless `HOIST`, reads round keys and hash powers
-        // from the key in every batch: hoisted out of the batch loop they did
-        // not fit in the registers and were spilled (measured on xmm: a third
-        // of an open's loop was stack traffic; and spills leave key material
-        // on the stack, see `Lanes::HOIST_SEAL_FROM`).
+        // from the key in every batch: hoisted out of the batch loop they do
+        // not fit in the registers and spill, which costs time and leaves key
+        // material on the stack (docs/decisions.md, "AES-GCM batches"; see
+        // `Lanes::HOIST_SEAL_FROM`).
         let key = if HOIST {
             key
         } else {
@@ -65,8 +65,9 @@ pub(super) unsafe fn batch<
                 let r: usize = $r;
                 // A seal that does not hoist loads each round key where it is
                 // used, through an opaque pointer: loaded early, the first
-                // round keys were spilled and left on the stack. (An open's
-                // did not spill; the opaque pointer cost its ymm loop 6 %.)
+                // round keys spill and stay on the stack. An open's do not
+                // spill and load directly, since the pointer slows its loop
+                // (docs/decisions.md, "AES-GCM batches").
                 let k = if HOIST || OPEN {
                     V::broadcast(key.rk[r].as_ptr())
                 } else {
@@ -88,8 +89,8 @@ pub(super) unsafe fn batch<
             // Unrolled for the ymm seals that hoist their keys (4 KiB and
             // up): as a loop, LLVM kept their rounds a run-time loop, with
             // its counter, branches and the running sums reloaded every
-            // round. Opens, shorter seals and zmm seals measured slower
-            // unrolled (docs/decisions.md, "Round loop").
+            // round. Opens, shorter seals and zmm seals are slower unrolled
+            // (docs/decisions.md, "Round loop").
             macro_rules! rounds {
                 ($($r:literal)*) => { $( if $r < NR { round!($r); } )* };
             }
@@ -107,7 +108,8 @@ pub(super) unsafe fn batch<
         let klast = V::broadcast(key.rk[NR].as_ptr());
         // An open hashes the same bytes it decrypts here. Reloading them, rather
         // than keeping the values loaded for the hash alive through the rounds,
-        // leaves the registers to the AES state (measured: the xmm open spilled).
+        // leaves the registers to the AES state, which the xmm open otherwise
+        // spills (docs/decisions.md, "AES-GCM batches").
         let input = core::hint::black_box(input);
         for (j, xj) in x.iter().enumerate().take(regs) {
             let off = j * V::BLOCKS * 16;

@@ -23,14 +23,15 @@ pub(crate) unsafe trait Lanes: Copy {
     /// Seals of at least this many bytes keep round keys and hash powers
     /// in registers across batches, where the compiler spills some of them
     /// (`usize::MAX`: never). Otherwise each batch reloads them from the key
-    /// at each use, which leaves nothing on the stack but costs the ymm
-    /// engine 8–11 % at 8–16 KiB; there the spills cost less to scrub
-    /// (`SCRUB_HOISTED` bytes after the call) than the reloads.
+    /// at each use, which leaves nothing on the stack but slows the ymm
+    /// engine's large seals more than scrubbing the spills
+    /// (`SCRUB_HOISTED` bytes after the call) costs (docs/decisions.md,
+    /// "AES-GCM batches").
     const HOIST_SEAL_FROM: usize;
     /// GHASH products by Karatsuba (three carry-less multiplies a block,
     /// the halves' XOR made per use) or schoolbook (four, no halves): the
-    /// zmm engine, whose XORs fuse three ways, measured faster schoolbook
-    /// (docs/decisions.md, "GHASH products").
+    /// zmm engine, whose XORs fuse three ways, is faster schoolbook
+    /// (docs/decisions.md, "GHASH products (zmm)").
     const KARATSUBA: bool = true;
     unsafe fn loadu(p: *const u8) -> Self;
     unsafe fn storeu(self, p: *mut u8);

@@ -41,8 +41,8 @@ pub(crate) unsafe trait Lanes: Copy {
     /// first batch (`TailCall::Wide`); `usize::MAX`: never. The pass
     /// needs `N` blocks of scratch above pass 0's.
     const WIDE_TAIL_MIN: usize;
-    /// The lane type for 2-block calls (zmm → ymm: one ymm chain measured
-    /// faster than a zmm one there).
+    /// The lane type for 2-block calls (zmm → ymm: one ymm call runs them
+    /// faster; docs/decisions.md, "The ChaCha20 rounds (ymm, zmm)").
     type Pair: Lanes;
 
     unsafe fn splat(x: u32) -> Self;

@@ -50,7 +50,8 @@ pub(super) unsafe fn crypt_phased<L: Lanes>(
 
         // An open hashes its ciphertext first, a seal after all of it is
         // written: one IFMA run each (whole steps, then the remainder).
-        // Issuing a seal's steps between its passes measured slower.
+        // Issuing a seal's steps between its passes is slower
+        // (docs/decisions.md, "ChaCha20-Poly1305 record shapes (Intel Xeon)").
         if !seal {
             padded_serial::<true>(poly, buf);
         }
@@ -83,9 +84,8 @@ pub(super) unsafe fn crypt_phased<L: Lanes>(
 
 /// Serial Poly1305 runs at least this long (bytes) take the IFMA
 /// Poly1305 where the backend has it: below it, making the eight lanes'
-/// powers of r cost more than the vector steps saved (measured on Zen 4:
-/// 2–4 % slower at 449–480-byte records, 7–17 % faster from 512 to
-/// 960 bytes).
+/// powers of r costs more than the vector steps save (docs/decisions.md,
+/// "ChaCha20-Poly1305 Poly1305 runs and tail calls (AMD EPYC Zen 4)").
 pub(super) const IFMA_MIN: usize = 512;
 
 /// Absorbs `data`, zero-padded: a run no wide ChaCha20 pass overlaps

@@ -253,7 +253,8 @@ pub(crate) unsafe fn crypt<L: Lanes, const IFMA: bool>(
 /// open's wide first pass always does). One chain costs no power r^L and
 /// no join per pass, about seven blocks' worth of instructions, but the
 /// record's whole hash is then one dependency chain of about 13 cycles a
-/// block: on ymm and xmm it measured faster up to 4 KiB, slower beyond;
+/// block: on ymm and xmm that wins up to 4 KiB and loses beyond
+/// (docs/decisions.md, "ChaCha20-Poly1305 record shapes (Intel Xeon)");
 /// zmm passes hash 64 blocks each, more than their rounds take for one chain.
 #[inline(always)]
 pub(super) const fn two_chain_passes<L: Lanes>(n: usize) -> bool {

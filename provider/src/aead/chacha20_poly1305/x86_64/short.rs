@@ -50,9 +50,10 @@ pub(super) unsafe fn crypt_small<L: Lanes>(
     unsafe {
         // The key block and the data's blocks, rounded up to 2, 4 or 8, or
         // to 6 in three sets of rows where `three_sets` says so; the
-        // scratch is exactly that (zeroing and wiping the largest size for
-        // every record cost a 16-byte record about 3 %); a ymm open longer
-        // than `SMALL` takes 10 blocks, in two calls.
+        // scratch is exactly that, since zeroing and wiping the largest size
+        // for every record costs the shortest ones (docs/decisions.md,
+        // "ChaCha20-Poly1305 Poly1305 runs and tail calls (AMD EPYC Zen 4)");
+        // a ymm open longer than `SMALL` takes 10 blocks, in two calls.
         match buf.len() {
             0..=64 => crypt_small_in::<L, 128>(state, aad, src, buf, dir),
             65..=192 => crypt_small_in::<L, 256>(state, aad, src, buf, dir),
@@ -93,9 +94,10 @@ pub(super) unsafe fn crypt_small_in<L: Lanes, const USED: usize>(
             // sets that hash the ciphertext between their rounds, its
             // first 512 bytes (`ONE_CHAIN_MAX`; the rest after the call).
             // For 321–448 bytes one call of four sets is bound by its
-            // vector instructions, not its latency, and the hash after it
-            // was one more serial stage; for 449–576 bytes this measured
-            // 7–12 % faster than pass 0 and a tail call (`crypt`).
+            // vector instructions, not its latency, and a hash after it
+            // would be one more serial stage; for 449–576 bytes the two
+            // calls are faster than pass 0 and a tail call (`crypt`)
+            // (docs/decisions.md, "ChaCha20-Poly1305 record shapes (Intel Xeon)").
             let (first, rest) = ks.split_at_mut(128);
             keystream_small::<L>(state, 0, first, &poly);
             poly.reset(first[..32].try_into().expect("32 bytes"));
@@ -129,10 +131,12 @@ pub(super) unsafe fn crypt_small_in<L: Lanes, const USED: usize>(
 }
 
 /// Whether a short record of `n` bytes takes 6 blocks in three sets of
-/// two-block rows (ymm), for 193 to 320 bytes: on ymm that measured 14 %
-/// faster than four sets (the third set spills rows, none with key words
-/// or keystream: no scrub); on zmm (whose 32 registers hold three ymm sets
-/// without spills) it replaces two four-block sets, 8 blocks of work for 6.
+/// two-block rows (ymm), for 193 to 320 bytes: on ymm that is faster than
+/// four sets (the third set spills rows, none with key words or keystream:
+/// no scrub); on zmm (whose 32 registers hold three ymm sets without
+/// spills) it replaces two four-block sets, 8 blocks of work for 6
+/// (docs/decisions.md, "ChaCha20-Poly1305 Poly1305 runs and tail calls
+/// (AMD EPYC Zen 4)").
 #[inline(always)]
 pub(super) const fn three_sets<L: Lanes>(n: usize) -> bool {
     (L::ROW_BLOCKS == 2 || L::ROW_BLOCKS == 4) && n > 192 && n <= 320

@@ -116,9 +116,9 @@ impl<const FRESH: bool> SlotRun for OneChain<FRESH> {
 /// A longer run in two chains: an item is a two-block step. The bytes are
 /// a raw [`Hash`], as for [`OneChain`]. In a horizontal call (`absorb`) a
 /// step reads its blocks unchecked and r fresh, as a one-chain run there
-/// does (general registers are short: 784–816-byte `X86Avx2` opens 2 %
-/// faster so); a vertical pass's steps (`absorb_step`) keep r in
-/// registers.
+/// does, since general registers are short there (docs/decisions.md,
+/// "ChaCha20-Poly1305 record shapes (Intel Xeon)"); a vertical pass's
+/// steps (`absorb_step`) keep r in registers.
 pub(super) struct TwoChains {
     pub(super) data: Hash,
     pub(super) chains: Chains,

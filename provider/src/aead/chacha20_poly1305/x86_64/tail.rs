@@ -64,9 +64,9 @@ pub(super) unsafe fn keystream_tail<'k, L: Lanes>(
         // No run is an empty one-chain run: one instantiation fewer. The
         // run's bytes do not overlap `ks`, which the call writes (this fn's
         // contract). r is read fresh at every block: the call's loop needs
-        // every general register, and holding r there, the compiler spilled
-        // a limb of h on the chain instead in some builds (a store and a
-        // load at every block, 5-7 % on a 464-byte record).
+        // every general register, and with r held there some builds spill a
+        // limb of h on the chain instead, a store and a load at every block
+        // (docs/decisions.md, "ChaCha20-Poly1305 record shapes (Intel Xeon)").
         if data.len <= ONE_CHAIN_MAX {
             let run = OneChain::<true>::new(data, poly.h());
             let run = if blocks <= 2 {
@@ -99,10 +99,11 @@ pub(super) enum TailCall {
     /// A vertical pass on the wide schedule, for an open without a batch
     /// whose tail has at least `L::WIDE_TAIL_MIN` blocks: it hashes the
     /// whole record, as an open's first batch does. On ymm, 7 and 8 blocks
-    /// (848–959-byte records) measured 2–3 % faster so than in a
-    /// horizontal call of four sets, which is bound by its vector
-    /// instructions (shuffles included) and hashed in the 32 slots around
-    /// them; 6 blocks (three sets) measured 3–8 % slower so.
+    /// (848–959-byte records) run faster so than in a horizontal call of
+    /// four sets, which is bound by its vector instructions (shuffles
+    /// included) and hashed in the 32 slots around them; 6 blocks (three
+    /// sets) run slower so (docs/decisions.md, "ChaCha20-Poly1305 record
+    /// shapes (Intel Xeon)").
     Wide,
 }
 
@@ -160,9 +161,9 @@ pub(super) const fn tail_run_len<L: Lanes>(call: TailCall, avail: usize) -> usiz
 }
 
 /// How much more than [`ONE_CHAIN_MAX`] pending bytes may be when a
-/// horizontal tail call still hashes one chain, the rest after it. On ymm
-/// (opens of 529–800 bytes without a batch, measured before those up to
-/// 576 bytes took the short path) that measured 2–8 % faster than two
-/// chains up to 224 bytes over, the same at 288 and slower from 384: two chains in a call cost r^L and the join, about seven blocks'
-/// worth, and a serial block about 13 cycles.
+/// horizontal tail call still hashes one chain, the rest after it: two
+/// chains in a call cost r^L and the join, about seven blocks' worth, and
+/// a serial block about 13 cycles, so on ymm one chain wins while the rest
+/// is short (docs/decisions.md, "ChaCha20-Poly1305 record shapes (Intel
+/// Xeon)").
 pub(super) const ONE_CHAIN_SLACK: usize = 256;
