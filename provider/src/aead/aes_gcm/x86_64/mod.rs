@@ -32,8 +32,8 @@
 
 //!
 //! # Layout
-//! [`lanes`] (the lane trait and xmm helpers), [`key`] (key schedule, GHASH
-//! powers, wipes), [`ghash`] (products and reduction), [`ctr`] (AES-CTR
+//! [`lanes`] (the lane trait and xmm helpers), [`key`] (the per-key data,
+//! wipes), [`setup`] (key schedule, GHASH powers, round keys alone), [`ghash`] (products and reduction), [`ctr`] (AES-CTR
 //! side by side), [`partial`] (tails under a block), [`batch`] (the
 //! stitched batch loops), [`record`] (one record, the entry points) and
 //! [`backend`] (the macro each backend file instantiates).
@@ -46,17 +46,19 @@ mod key;
 mod lanes;
 mod partial;
 mod record;
+mod setup;
 
 use crate::aead::Direction;
 
 pub(crate) use backend::Entry;
 pub(super) use backend::{x86_backend, Key};
-pub(crate) use key::RoundKeys;
-pub(super) use key::{expand, KeyData};
+pub(super) use key::KeyData;
 pub(super) use lanes::Lanes;
 #[cfg(test)]
 pub(super) use record::seal_with_j0;
 pub(super) use record::{open, seal, seal_with_block, Extra};
+pub(super) use setup::expand;
+pub(crate) use setup::RoundKeys;
 
 /// Records shorter than this take the short path.
 const SHORT: usize = 128;

@@ -4,8 +4,8 @@
 
 use super::super::poly1305::Poly1305;
 use super::lanes::{row, Lanes};
-use super::slots::{NoRun, OneChain, SlotRun, TwoChains, SLOT_MASKS};
-use super::state::{Hash, State};
+use super::slots::{Hash, NoRun, OneChain, SlotRun, TwoChains, SLOT_MASKS};
+use super::state::State;
 use super::SIGMA;
 
 /// One ChaCha20 quarter round on four vectors (any layout).

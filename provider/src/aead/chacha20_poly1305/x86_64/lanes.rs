@@ -1,9 +1,9 @@
 //! The lane trait the ChaCha20 kernels are generic over (one state word of
-//! `N` blocks, or one row of `ROW_BLOCKS` blocks), and row broadcasts.
+//! `N` blocks, or one row of `ROW_BLOCKS` blocks), the [`Schedule`] of
+//! Poly1305 steps each lane type sets for its vertical kernel, and row
+//! broadcasts.
 
 use core::arch::x86_64::*;
-
-use super::slots::Schedule;
 
 /// A vector of 32-bit lanes: one ChaCha20 state word of `N` blocks
 /// (vertical), or one row of `ROW_BLOCKS` blocks (horizontal).
@@ -84,4 +84,30 @@ pub(super) unsafe fn row<L: Lanes>(w: &[u32; 4]) -> L {
     // SAFETY: the CPU has `L`'s features (this fn's contract); the load reads the 16 bytes of
     // `w`.
     unsafe { L::broadcast_row(_mm_loadu_si128(w.as_ptr().cast())) }
+}
+
+/// Where the vertical kernel runs Poly1305 chain steps (one step absorbs
+/// 32 bytes: a block in each of two chains, or two consecutive blocks of
+/// one, see `two_chain_passes`): `after[q]` steps after
+/// quarter round `q` (0..8) of each of the first `rounds` double rounds,
+/// then `end` more after the last round. A whole batch of ciphertext is
+/// `Lanes::N * 2` steps.
+pub(crate) struct Schedule {
+    pub(crate) after: [usize; 8],
+    pub(crate) rounds: usize,
+    pub(crate) end: usize,
+}
+
+impl Schedule {
+    /// The chain steps one pass runs: the most 32-byte steps it can hash.
+    #[inline(always)]
+    pub(super) const fn steps(&self) -> usize {
+        let mut per_round = 0;
+        let mut q = 0;
+        while q < 8 {
+            per_round += self.after[q];
+            q += 1;
+        }
+        per_round * self.rounds + self.end
+    }
 }

@@ -53,10 +53,10 @@ pub(crate) use backend::Entry;
 pub(super) use backend::{x86_backend, Key};
 pub(super) use blocks::independent_blocks;
 pub(super) use lanes::Lanes;
-pub(super) use record::crypt;
+pub(super) use lanes::Schedule;
+pub(super) use record::{crypt, scratch_len, seal_scratch_len, Scratch};
 pub(super) use short::small;
-pub(super) use slots::Schedule;
-pub(super) use state::{check, key_words, scratch_len, seal_scratch_len, Scratch};
+pub(super) use state::{check, key_words};
 
 use short::three_sets;
 

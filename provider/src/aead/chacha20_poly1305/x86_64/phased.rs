@@ -7,7 +7,7 @@ use super::kernel::vertical;
 use super::lanes::Lanes;
 use super::state::{plaintext_at, State};
 use super::tail::{keystream_tail, tail_call};
-use super::Direction;
+use crate::aead::Direction;
 
 /// The longest record the IFMA engine takes in phases ([`crypt_phased`]).
 pub(super) const PHASED_MAX: usize = 4096;

@@ -1,14 +1,16 @@
 //! One record of more than the short path takes: pass 0 (the Poly1305 key
-//! and the head), the vertical passes, the tail, the lengths block.
+//! and the head), the vertical passes, the tail, the lengths block; and the
+//! keystream scratch a record takes.
 
 use super::super::poly1305::Poly1305;
 use super::kernel::vertical;
 use super::lanes::Lanes;
 use super::phased::{crypt_phased, padded_serial, IFMA_MIN, PHASED_MAX};
-use super::state::{plaintext_at, scratch_len, seal_scratch_len, Hash, State};
+use super::slots::Hash;
+use super::state::{plaintext_at, State};
 use super::tail::{keystream_tail, tail_call, tail_footprint, tail_run_len, TailCall};
-use super::{counter_fits, Direction, SMALL};
-use crate::aead::{NONCE_LEN, TAG_LEN};
+use super::{counter_fits, SMALL};
+use crate::aead::{Direction, NONCE_LEN, TAG_LEN};
 
 /// Seals or opens `buf` (the plaintext is `src` followed by
 /// `buf[src.len()..]` when sealing) and returns the tag. `ks` is zeroed
@@ -307,3 +309,27 @@ pub(super) fn finish(poly: &mut Poly1305, aad_len: usize, n: usize) -> [u8; TAG_
     poly.blocks(&lengths);
     poly.finish()
 }
+
+/// The keystream scratch [`crypt`] takes to open with lane type `L`:
+/// pass 0's blocks (the Poly1305 key and the head), then room for a
+/// horizontal tail's, so that an open can keep the head's keystream until
+/// the tail's call has hashed the head. The backend's `Key` holds it in its
+/// own frame, above the stack the kernel uses, so the scrub after the call
+/// need not cover it (the kernel wipes it).
+pub(crate) const fn scratch_len<L: Lanes>() -> usize {
+    L::N * 64 + L::MAX_SETS * L::ROW_BLOCKS * 64
+}
+
+/// The keystream scratch [`crypt`] takes to seal: pass 0's blocks, which
+/// the tail's keystream then reuses (a seal keeps no head keystream, and a
+/// tail takes at most `L::N` blocks' room: asserted below). Half an open's
+/// on ymm, so half the clearing.
+pub(crate) const fn seal_scratch_len<L: Lanes>() -> usize {
+    const { assert!(tail_footprint::<L>(TailCall::Wide, L::N) <= L::N * 64) };
+    L::N * 64
+}
+
+/// Keystream scratch, aligned to a cache line (vector stores and loads on
+/// it would otherwise split lines).
+#[repr(C, align(64))]
+pub(crate) struct Scratch<const N: usize>(pub(crate) [u8; N]);

@@ -5,10 +5,10 @@ use super::super::poly1305::Poly1305;
 use super::kernel::{horizontal, keystream_small};
 use super::lanes::Lanes;
 use super::record::{crypt_chunk, finish, wipe};
-use super::slots::{OneChain, ONE_CHAIN_MAX};
-use super::state::{Hash, State};
-use super::{small_max, Direction, SMALL};
-use crate::aead::{NONCE_LEN, TAG_LEN};
+use super::slots::{Hash, OneChain, ONE_CHAIN_MAX};
+use super::state::State;
+use super::{small_max, SMALL};
+use crate::aead::{Direction, NONCE_LEN, TAG_LEN};
 
 /// A record of at most [`small_max`] bytes (`crypt_small` with its state).
 ///

@@ -1,35 +1,8 @@
-//! What a ChaCha20 call hashes between its rounds: the vertical kernel's
-//! [`Schedule`] of Poly1305 chain steps, and the horizontal call's slot
-//! runs (one item per slot, each kind its own type).
+//! What a ChaCha20 call hashes between its rounds: the horizontal call's
+//! slot runs (one item per slot, each kind its own type), and the
+//! ciphertext a vertical kernel hashes ([`Hash`]).
 
 use super::super::poly1305::{Chains, Poly1305};
-use super::state::Hash;
-
-/// Where the vertical kernel runs Poly1305 chain steps (one step absorbs
-/// 32 bytes: a block in each of two chains, or two consecutive blocks of
-/// one, see `two_chain_passes`): `after[q]` steps after
-/// quarter round `q` (0..8) of each of the first `rounds` double rounds,
-/// then `end` more after the last round. A whole batch of ciphertext is
-/// `Lanes::N * 2` steps.
-pub(crate) struct Schedule {
-    pub(crate) after: [usize; 8],
-    pub(crate) rounds: usize,
-    pub(crate) end: usize,
-}
-
-impl Schedule {
-    /// The chain steps one pass runs: the most 32-byte steps it can hash.
-    #[inline(always)]
-    pub(super) const fn steps(&self) -> usize {
-        let mut per_round = 0;
-        let mut q = 0;
-        while q < 8 {
-            per_round += self.after[q];
-            q += 1;
-        }
-        per_round * self.rounds + self.end
-    }
-}
 
 /// What a horizontal call hashes between its rounds, one item per slot.
 /// Each kind is its own type, its chain state held by value, so that the
@@ -187,3 +160,33 @@ pub(super) const SLOT_MASKS: [u32; 33] = {
     }
     masks
 };
+
+/// Ciphertext a vertical kernel hashes, as a raw pointer: an open hashes
+/// bytes that the same call then overwrites with plaintext, so no reference
+/// to them may live across the call.
+#[derive(Clone, Copy)]
+pub(super) struct Hash {
+    pub(super) ptr: *const u8,
+    pub(super) len: usize,
+}
+
+impl Hash {
+    /// # Safety
+    /// `ptr` is valid for `len` bytes of reads while the kernel runs.
+    #[inline(always)]
+    pub(super) unsafe fn new(ptr: *const u8, len: usize) -> Self {
+        Self { ptr, len }
+    }
+
+    /// The bytes, for use before the kernel's stores.
+    ///
+    /// # Safety
+    /// As for [`Hash::new`]; the slice must not be used after a write to
+    /// those bytes.
+    #[inline(always)]
+    pub(super) unsafe fn bytes<'a>(self) -> &'a [u8] {
+        // SAFETY: `ptr` is valid for reads of `len` bytes while the kernel runs, and the slice
+        // is not used after a write to them (this fn's contract).
+        unsafe { core::slice::from_raw_parts(self.ptr, self.len) }
+    }
+}

@@ -1,12 +1,10 @@
-//! A record's inputs: the key words, the ChaCha20 input state, keystream
-//! scratch, where a pass reads its plaintext, and the tag check.
+//! A record's inputs: the key words, the ChaCha20 input state, where a
+//! pass reads its plaintext, and the tag check.
 
 use core::arch::x86_64::*;
 
 use zeroize::Zeroize;
 
-use super::lanes::Lanes;
-use super::tail::{tail_footprint, TailCall};
 use super::SIGMA;
 use crate::aead::{NONCE_LEN, TAG_LEN};
 
@@ -45,30 +43,6 @@ pub(crate) fn check(
     }
 }
 
-/// The keystream scratch [`crypt`] takes to open with lane type `L`:
-/// pass 0's blocks (the Poly1305 key and the head), then room for a
-/// horizontal tail's, so that an open can keep the head's keystream until
-/// the tail's call has hashed the head. The backend's `Key` holds it in its
-/// own frame, above the stack the kernel uses, so the scrub after the call
-/// need not cover it (the kernel wipes it).
-pub(crate) const fn scratch_len<L: Lanes>() -> usize {
-    L::N * 64 + L::MAX_SETS * L::ROW_BLOCKS * 64
-}
-
-/// The keystream scratch [`crypt`] takes to seal: pass 0's blocks, which
-/// the tail's keystream then reuses (a seal keeps no head keystream, and a
-/// tail takes at most `L::N` blocks' room: asserted below). Half an open's
-/// on ymm, so half the clearing.
-pub(crate) const fn seal_scratch_len<L: Lanes>() -> usize {
-    const { assert!(tail_footprint::<L>(TailCall::Wide, L::N) <= L::N * 64) };
-    L::N * 64
-}
-
-/// Keystream scratch, aligned to a cache line (vector stores and loads on
-/// it would otherwise split lines).
-#[repr(C, align(64))]
-pub(crate) struct Scratch<const N: usize>(pub(crate) [u8; N]);
-
 /// Where a pass reads the plaintext of region `[off, end)`: from `src` if
 /// the region lies in its directly read part (below `from_src`), else from
 /// the buffer at `base`, which holds the rest (`crypt` copies it there).
@@ -93,36 +67,6 @@ pub(super) unsafe fn plaintext_at(
         } else {
             base.add(off).cast_const()
         }
-    }
-}
-
-/// Ciphertext a vertical kernel hashes, as a raw pointer: an open hashes
-/// bytes that the same call then overwrites with plaintext, so no reference
-/// to them may live across the call.
-#[derive(Clone, Copy)]
-pub(super) struct Hash {
-    pub(super) ptr: *const u8,
-    pub(super) len: usize,
-}
-
-impl Hash {
-    /// # Safety
-    /// `ptr` is valid for `len` bytes of reads while the kernel runs.
-    #[inline(always)]
-    pub(super) unsafe fn new(ptr: *const u8, len: usize) -> Self {
-        Self { ptr, len }
-    }
-
-    /// The bytes, for use before the kernel's stores.
-    ///
-    /// # Safety
-    /// As for [`Hash::new`]; the slice must not be used after a write to
-    /// those bytes.
-    #[inline(always)]
-    pub(super) unsafe fn bytes<'a>(self) -> &'a [u8] {
-        // SAFETY: `ptr` is valid for reads of `len` bytes while the kernel runs, and the slice
-        // is not used after a write to them (this fn's contract).
-        unsafe { core::slice::from_raw_parts(self.ptr, self.len) }
     }
 }
 

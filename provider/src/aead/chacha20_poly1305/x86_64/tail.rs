@@ -4,8 +4,8 @@
 use super::super::poly1305::Poly1305;
 use super::kernel::{horizontal, vertical};
 use super::lanes::Lanes;
-use super::slots::{OneChain, TwoChains, ONE_CHAIN_MAX};
-use super::state::{Hash, State};
+use super::slots::{Hash, OneChain, TwoChains, ONE_CHAIN_MAX};
+use super::state::State;
 
 /// Keystream for the last `blocks` blocks of a record (1 ..= `L::N`) from
 /// `counter` into `ks`, made by `call` (see [`tail_call`]), with the
