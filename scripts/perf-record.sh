@@ -5,6 +5,8 @@
 #   - every CPU class this machine can emulate (scripts/bench-classes.sh:
 #     our engine for the class against aws-lc-rs and BoringSSL limited to it
 #     with OPENSSL_ia32cap, and ring where its code for the class runs here);
+#   - the limits of this CPU (benches/limits.rs: clock, instruction rates,
+#     each engine's floor);
 #   - `Base` against the base provider (aws-lc-rs) alone;
 #   - QUIC per packet through rustls's `quic` objects, per class;
 #   - key setup against aws-lc-rs, ring and BoringSSL, and full handshakes
@@ -34,6 +36,7 @@ flags=$(field flags | tr ' ' '\n' | grep -xE 'aes|pclmulqdq|ssse3|avx|avx2|bmi2|
 cargo bench -q -p rustls-fusion-benches --bench interleaved --no-run >/dev/null 2>&1
 cargo bench -q -p rustls-fusion-benches --bench quic --no-run >/dev/null 2>&1
 cargo bench -q -p rustls-fusion-benches --bench keys --no-run >/dev/null 2>&1
+cargo bench -q -p rustls-fusion-benches --bench limits --no-run >/dev/null 2>&1
 
 tmp=$(mktemp)
 {
@@ -46,6 +49,16 @@ tmp=$(mktemp)
     echo "Ratios above 1.00× mean rustls-fusion is faster: the median, over"
     echo "interleaved rounds, of the best reference's time over ours in the same"
     echo "round (benches/records.rs). Times are each implementation's best burst."
+    echo
+    echo "## Limits of this CPU"
+    echo
+    echo "Command: \`taskset -c $core cargo bench -p rustls-fusion-benches --bench limits\`"
+    echo "(the clock, instruction throughputs and latencies, and each engine's"
+    echo "instruction mix as inline assembly: its floor on this core; benches/limits.rs)."
+    echo
+    echo '```'
+    taskset -c "$core" cargo bench -q -p rustls-fusion-benches --bench limits 2>/dev/null
+    echo '```'
     echo
     echo "## AEAD records per CPU class"
     echo
