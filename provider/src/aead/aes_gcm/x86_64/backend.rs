@@ -193,17 +193,19 @@ macro_rules! x86_backend {
                 KeyData::<NR>::uninit()
             }
 
-            #[inline(always)]
+            #[target_feature(enable = $features)]
             unsafe fn expand(
                 data: &mut core::mem::MaybeUninit<KeyData<NR>>,
                 key: &[u8],
                 stack: &mut $crate::aead::secret::SetupStack,
             ) {
-                // SAFETY: the caller detected the features and checked the key length.
-                unsafe { expand(data, key, stack) }
+                // SAFETY: this entry point enables the backend's features, which include
+                // `expand`'s (AES-NI, PCLMULQDQ, SSSE3 and the lane type's); the caller
+                // detected them and checked the key length (`Entry`'s contract).
+                unsafe { $crate::aead::aes_gcm::x86_64::expand(data, key, stack) }
             }
 
-            #[inline(always)]
+            #[target_feature(enable = $features)]
             unsafe fn seal(
                 key: &KeyData<NR>,
                 nonce: &[u8; $crate::aead::NONCE_LEN],
@@ -211,11 +213,15 @@ macro_rules! x86_backend {
                 src: &[u8],
                 buf: &mut [u8],
             ) -> ([u8; $crate::aead::TAG_LEN], usize) {
-                // SAFETY: the caller detected the features.
-                unsafe { seal(key, nonce, aad, src, buf) }
+                // This frame's bottom, for the scrub after the call.
+                let bottom = $crate::aead::secret::stack_pointer();
+                // SAFETY: this entry point enables the kernel's features (AES-NI, PCLMULQDQ,
+                // SSSE3 and the lane type's), and the caller detected them.
+                let tag = unsafe { $crate::aead::aes_gcm::x86_64::seal(key, nonce, aad, src, buf) };
+                (tag, bottom)
             }
 
-            #[inline(always)]
+            #[target_feature(enable = $features)]
             unsafe fn open(
                 key: &KeyData<NR>,
                 nonce: &[u8; $crate::aead::NONCE_LEN],
@@ -223,11 +229,13 @@ macro_rules! x86_backend {
                 buf: &mut [u8],
                 tag: &[u8; $crate::aead::TAG_LEN],
             ) -> (bool, usize) {
-                // SAFETY: the caller detected the features.
-                unsafe { open(key, nonce, aad, buf, tag) }
+                let bottom = $crate::aead::secret::stack_pointer();
+                // SAFETY: as for `seal`.
+                let ok = unsafe { $crate::aead::aes_gcm::x86_64::open(key, nonce, aad, buf, tag) };
+                (ok, bottom)
             }
 
-            #[inline(always)]
+            #[target_feature(enable = $features)]
             unsafe fn seal_with_block(
                 key: &KeyData<NR>,
                 nonce: &[u8; $crate::aead::NONCE_LEN],
@@ -235,93 +243,25 @@ macro_rules! x86_backend {
                 buf: &mut [u8],
                 extra: $crate::aead::aes_gcm::x86_64::Extra<'_>,
             ) -> (([u8; $crate::aead::TAG_LEN], [u8; 16]), usize) {
-                // SAFETY: the caller detected the features.
-                unsafe { seal_with_block(key, nonce, aad, buf, extra) }
+                let bottom = $crate::aead::secret::stack_pointer();
+                // SAFETY: as for `seal`.
+                let out = unsafe {
+                    $crate::aead::aes_gcm::x86_64::seal_with_block(key, nonce, aad, buf, extra)
+                };
+                (out, bottom)
             }
 
             #[cfg(test)]
+            #[target_feature(enable = $features)]
             unsafe fn seal_with_j0(
                 key: &KeyData<NR>,
                 j0: &[u8; 16],
                 aad: &[u8],
                 buf: &mut [u8],
             ) -> [u8; $crate::aead::TAG_LEN] {
-                // SAFETY: the caller detected the features.
-                unsafe { seal_with_j0(key, j0, aad, buf) }
+                // SAFETY: as for `seal`.
+                unsafe { $crate::aead::aes_gcm::x86_64::seal_with_j0(key, j0, aad, buf) }
             }
-        }
-
-        /// The key setup with this backend's features (its lanes compute
-        /// the hash-key powers); marks its frame in `stack`.
-        #[target_feature(enable = $features)]
-        unsafe fn expand<const NR: usize>(
-            data: &mut core::mem::MaybeUninit<KeyData<NR>>,
-            key: &[u8],
-            stack: &mut $crate::aead::secret::SetupStack,
-        ) {
-            // SAFETY: this entry point enables the backend's features, which include
-            // `expand`'s (AES-NI, PCLMULQDQ, SSSE3 and the lane type's), and it is
-            // reached only through `Key::new` after detection, which checked the key length.
-            unsafe { $crate::aead::aes_gcm::x86_64::expand(data, key, stack) }
-        }
-
-        #[target_feature(enable = $features)]
-        unsafe fn seal<const NR: usize>(
-            key: &KeyData<NR>,
-            nonce: &[u8; $crate::aead::NONCE_LEN],
-            aad: &[u8],
-            src: &[u8],
-            buf: &mut [u8],
-        ) -> ([u8; $crate::aead::TAG_LEN], usize) {
-            // This frame's bottom, for the scrub after the call.
-            let bottom = $crate::aead::secret::stack_pointer();
-            // SAFETY: this entry point enables the backend's features, which include
-            // the kernel's (AES-NI, PCLMULQDQ, SSSE3 and the lane type's), and it is
-            // reached only through a `Key`, which exists only after detection.
-            let tag = unsafe { $crate::aead::aes_gcm::x86_64::seal(key, nonce, aad, src, buf) };
-            (tag, bottom)
-        }
-
-        #[target_feature(enable = $features)]
-        unsafe fn open<const NR: usize>(
-            key: &KeyData<NR>,
-            nonce: &[u8; $crate::aead::NONCE_LEN],
-            aad: &[u8],
-            buf: &mut [u8],
-            tag: &[u8; $crate::aead::TAG_LEN],
-        ) -> (bool, usize) {
-            let bottom = $crate::aead::secret::stack_pointer();
-            // SAFETY: as for `seal`.
-            let ok = unsafe { $crate::aead::aes_gcm::x86_64::open(key, nonce, aad, buf, tag) };
-            (ok, bottom)
-        }
-
-        #[target_feature(enable = $features)]
-        unsafe fn seal_with_block<const NR: usize>(
-            key: &KeyData<NR>,
-            nonce: &[u8; $crate::aead::NONCE_LEN],
-            aad: &[u8],
-            buf: &mut [u8],
-            extra: $crate::aead::aes_gcm::x86_64::Extra<'_>,
-        ) -> (([u8; $crate::aead::TAG_LEN], [u8; 16]), usize) {
-            let bottom = $crate::aead::secret::stack_pointer();
-            // SAFETY: as for `seal`.
-            let out = unsafe {
-                $crate::aead::aes_gcm::x86_64::seal_with_block(key, nonce, aad, buf, extra)
-            };
-            (out, bottom)
-        }
-
-        #[cfg(test)]
-        #[target_feature(enable = $features)]
-        unsafe fn seal_with_j0<const NR: usize>(
-            key: &KeyData<NR>,
-            j0: &[u8; 16],
-            aad: &[u8],
-            buf: &mut [u8],
-        ) -> [u8; $crate::aead::TAG_LEN] {
-            // SAFETY: as for `seal`.
-            unsafe { $crate::aead::aes_gcm::x86_64::seal_with_j0(key, j0, aad, buf) }
         }
     };
 }

@@ -234,7 +234,7 @@ macro_rules! x86_backend {
                 $crate::aead::secret::scrub_stack::<{ $scrub_blocks }>();
             }
 
-            #[inline(always)]
+            #[target_feature(enable = $features)]
             unsafe fn seal(
                 key: &[u32; 8],
                 ks: &mut [u8],
@@ -243,11 +243,28 @@ macro_rules! x86_backend {
                 src: &[u8],
                 buf: &mut [u8],
             ) -> ([u8; $crate::aead::TAG_LEN], usize) {
-                // SAFETY: the caller detected the features.
-                unsafe { seal(key, ks, nonce, aad, src, buf) }
+                use $crate::aead::chacha20_poly1305::x86_64 as kernel;
+                // This frame's bottom, for the scrub after the call.
+                let bottom = $crate::aead::secret::stack_pointer();
+                // SAFETY: the kernel needs only CPU features: this entry point's
+                // `#[target_feature]` list provides the lane type's, and IFMA where `$ifma`
+                // (reached only through a detected `Key`), and `crypt` checks every length it
+                // relies on.
+                let tag = unsafe {
+                    kernel::crypt::<$lanes, $ifma>(
+                        key,
+                        ks,
+                        nonce,
+                        aad,
+                        src,
+                        buf,
+                        kernel::Direction::Seal,
+                    )
+                };
+                (tag, bottom)
             }
 
-            #[inline(always)]
+            #[target_feature(enable = $features)]
             unsafe fn open(
                 key: &[u32; 8],
                 ks: &mut [u8],
@@ -255,11 +272,24 @@ macro_rules! x86_backend {
                 aad: &[u8],
                 buf: &mut [u8],
             ) -> ([u8; $crate::aead::TAG_LEN], usize) {
-                // SAFETY: the caller detected the features.
-                unsafe { open(key, ks, nonce, aad, buf) }
+                use $crate::aead::chacha20_poly1305::x86_64 as kernel;
+                let bottom = $crate::aead::secret::stack_pointer();
+                // SAFETY: as for `seal`.
+                let tag = unsafe {
+                    kernel::crypt::<$lanes, $ifma>(
+                        key,
+                        ks,
+                        nonce,
+                        aad,
+                        &[],
+                        buf,
+                        kernel::Direction::Open,
+                    )
+                };
+                (tag, bottom)
             }
 
-            #[inline(always)]
+            #[target_feature(enable = $features)]
             unsafe fn small(
                 key: &[u32; 8],
                 nonce: &[u8; $crate::aead::NONCE_LEN],
@@ -268,100 +298,26 @@ macro_rules! x86_backend {
                 buf: &mut [u8],
                 dir: $crate::aead::Direction,
             ) -> ([u8; $crate::aead::TAG_LEN], usize) {
-                // SAFETY: the caller detected the features.
-                unsafe { small(key, nonce, aad, src, buf, dir) }
+                use $crate::aead::chacha20_poly1305::x86_64 as kernel;
+                // This frame's bottom, for the scrub after the call.
+                let bottom = $crate::aead::secret::stack_pointer();
+                // SAFETY: as for `seal`; the kernel's `small` asserts the lengths it relies on.
+                let tag = unsafe { kernel::small::<$lanes>(key, nonce, aad, src, buf, dir) };
+                (tag, bottom)
             }
 
-            #[inline(always)]
+            #[target_feature(enable = $features)]
             unsafe fn blocks<const B: usize>(
                 key: &[u32; 8],
                 inputs: &[[u8; 16]],
                 out: &mut [[u8; B]],
             ) {
-                // SAFETY: the caller detected the features.
-                unsafe { blocks(key, inputs, out) }
-            }
-        }
-
-        #[target_feature(enable = $features)]
-        unsafe fn seal(
-            key: &[u32; 8],
-            ks: &mut [u8],
-            nonce: &[u8; $crate::aead::NONCE_LEN],
-            aad: &[u8],
-            src: &[u8],
-            buf: &mut [u8],
-        ) -> ([u8; $crate::aead::TAG_LEN], usize) {
-            use $crate::aead::chacha20_poly1305::x86_64 as kernel;
-            // This frame's bottom, for the scrub after the call.
-            let bottom = $crate::aead::secret::stack_pointer();
-            // SAFETY: the kernel needs only CPU features: this entry point's
-            // `#[target_feature]` list provides the lane type's, and IFMA where `$ifma`
-            // (reached only through a detected `Key`), and `crypt` checks every length it
-            // relies on.
-            let tag = unsafe {
-                kernel::crypt::<$lanes, $ifma>(
-                    key,
-                    ks,
-                    nonce,
-                    aad,
-                    src,
-                    buf,
-                    kernel::Direction::Seal,
-                )
-            };
-            (tag, bottom)
-        }
-
-        #[target_feature(enable = $features)]
-        unsafe fn open(
-            key: &[u32; 8],
-            ks: &mut [u8],
-            nonce: &[u8; $crate::aead::NONCE_LEN],
-            aad: &[u8],
-            buf: &mut [u8],
-        ) -> ([u8; $crate::aead::TAG_LEN], usize) {
-            use $crate::aead::chacha20_poly1305::x86_64 as kernel;
-            let bottom = $crate::aead::secret::stack_pointer();
-            // SAFETY: as for `seal`.
-            let tag = unsafe {
-                kernel::crypt::<$lanes, $ifma>(
-                    key,
-                    ks,
-                    nonce,
-                    aad,
-                    &[],
-                    buf,
-                    kernel::Direction::Open,
-                )
-            };
-            (tag, bottom)
-        }
-
-        #[target_feature(enable = $features)]
-        unsafe fn small(
-            key: &[u32; 8],
-            nonce: &[u8; $crate::aead::NONCE_LEN],
-            aad: &[u8],
-            src: &[u8],
-            buf: &mut [u8],
-            dir: $crate::aead::Direction,
-        ) -> ([u8; $crate::aead::TAG_LEN], usize) {
-            use $crate::aead::chacha20_poly1305::x86_64 as kernel;
-            // This frame's bottom, for the scrub after the call.
-            let bottom = $crate::aead::secret::stack_pointer();
-            // SAFETY: as for `seal`; the kernel's `small` asserts the lengths it relies on.
-            let tag = unsafe { kernel::small::<$lanes>(key, nonce, aad, src, buf, dir) };
-            (tag, bottom)
-        }
-
-        #[target_feature(enable = $features)]
-        unsafe fn blocks<const B: usize>(key: &[u32; 8], inputs: &[[u8; 16]], out: &mut [[u8; B]]) {
-            // SAFETY: as for `seal`; `independent_blocks` bounds its slices itself.
-            unsafe {
-                $crate::aead::chacha20_poly1305::x86_64::independent_blocks::<$lanes, B>(
-                    key, inputs, out,
-                )
+                // SAFETY: as for `seal`; `independent_blocks` bounds its slices itself.
+                unsafe {
+                    $crate::aead::chacha20_poly1305::x86_64::independent_blocks::<$lanes, B>(
+                        key, inputs, out,
+                    )
+                }
             }
         }
     };
