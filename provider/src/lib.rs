@@ -37,10 +37,10 @@ compile_error!("rustls-fusion needs the `aws-lc-rs` (default) or the `ring` feat
 
 pub mod aead;
 mod cpu;
+pub mod nonce_guard;
 pub mod quic;
 mod tls;
 
-pub use tls::nonce_guard;
 pub use tls::provider::{default_provider, provider_with_backends, ProviderBuilder};
 
 /// The nine cipher suites, named as in `rustls::crypto::aws_lc_rs::cipher_suite`.

@@ -4,7 +4,6 @@
 //! per record. All key setup (the AEAD key context, the nonce guard) happens
 //! when it is made; a record costs one nonce check and one AEAD call.
 
-pub mod nonce_guard;
 pub(crate) mod provider;
 mod record;
 pub(crate) mod suites;

@@ -5,8 +5,8 @@ use rustls::crypto::cipher::{AeadKey, Iv, OutboundChunks, PrefixedPayload};
 use rustls::{ConnectionTrafficSecrets, Error};
 use zeroize::{Zeroize, Zeroizing};
 
-use super::nonce_guard::{OpenGuard, SealGuard};
 use crate::aead::{Algorithm, AnyKey, Backend, Hardening, NONCE_LEN, TAG_LEN};
+use crate::nonce_guard::{OpenGuard, SealGuard};
 
 /// Which AEAD a suite uses, which backend (if forced) and the opt-in
 /// hardening of its keys.

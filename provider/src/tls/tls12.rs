@@ -15,12 +15,12 @@ use rustls::crypto::cipher::{
     Tls12AeadAlgorithm, UnsupportedOperationError,
 };
 use rustls::{ConnectionTrafficSecrets, Error};
+use zeroize::Zeroizing;
 
-use super::nonce_guard::{OpenGuard, SealGuard};
 use super::record::{AeadChoice, Opener, Sealer, StaticIv};
 use super::MAX_FRAGMENT_LEN;
 use crate::aead::{Algorithm, NONCE_LEN, TAG_LEN};
-use zeroize::Zeroizing;
+use crate::nonce_guard::{OpenGuard, SealGuard};
 
 const SALT_LEN: usize = 4;
 const EXPLICIT_LEN: usize = 8;

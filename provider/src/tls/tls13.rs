@@ -8,9 +8,9 @@ use rustls::crypto::cipher::{
 };
 use rustls::{ConnectionTrafficSecrets, ContentType, Error, ProtocolVersion};
 
-use super::nonce_guard::{OpenGuard, SealGuard};
 use super::record::{AeadChoice, Opener, Sealer, StaticIv};
 use crate::aead::TAG_LEN;
+use crate::nonce_guard::{OpenGuard, SealGuard};
 
 impl Tls13AeadAlgorithm for AeadChoice {
     fn encrypter(&self, key: AeadKey, iv: Iv) -> Box<dyn MessageEncrypter> {
