@@ -212,7 +212,7 @@ fn bench_alg(c: &mut Criterion, alg: Alg) {
     let class = rustls_fusion_benches::class_from_env();
     let backends: Vec<Backend> = match (alg, class) {
         (Alg::ChaCha20Poly1305, Some(class)) => vec![class.chacha],
-        (_, Some(class)) => vec![class.aes],
+        (_, Some(class)) => vec![class.aes_backend()],
         (Alg::Aes128Gcm, None) => Aes128Gcm::backends(),
         (Alg::Aes256Gcm, None) => Aes256Gcm::backends(),
         (Alg::ChaCha20Poly1305, None) => ChaCha20Poly1305::backends(),

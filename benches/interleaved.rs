@@ -86,7 +86,7 @@ fn run_alg(alg: Alg, sizes: &[usize], class: Option<&Class>, filter: &str) {
     let key = alg.key();
     let chacha = alg == Alg::ChaCha;
     let ours: Vec<Backend> = match class {
-        Some(c) => vec![if chacha { c.chacha } else { c.aes }],
+        Some(c) => vec![if chacha { c.chacha } else { c.aes_backend() }],
         None => alg.backends(),
     }
     .into_iter()
@@ -178,7 +178,7 @@ fn tls(class: Option<&Class>) {
         });
     let mut providers = providers();
     if let Some(class) = class {
-        providers[0].1 = rustls_fusion::provider_with_backends(class.aes, class.chacha)
+        providers[0].1 = rustls_fusion::provider_with_backends(class.aes_backend(), class.chacha)
             .expect("this CPU runs the class's engines");
     }
     println!(

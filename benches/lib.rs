@@ -52,6 +52,22 @@ pub struct Class {
     pub ring_chacha: bool,
 }
 
+impl Class {
+    /// Our AES-GCM engine on this class as this CPU runs it: `aes`, or for
+    /// the zmm engine whichever of its two GHASH schedules this CPU prefers
+    /// (`X86Vaes512Karatsuba` on Zen 5, listed first there).
+    pub fn aes_backend(&self) -> Backend {
+        let zmm = [Backend::X86Vaes512, Backend::X86Vaes512Karatsuba];
+        if !zmm.contains(&self.aes) {
+            return self.aes;
+        }
+        rustls_fusion::aead::Aes128Gcm::backends()
+            .into_iter()
+            .find(|b| zmm.contains(b))
+            .unwrap_or(self.aes)
+    }
+}
+
 /// The classes, newest first. Masks: the second word is CPUID leaf 7's EBX
 /// (low 32 bits) and ECX (high 32 bits) as aws-lc and BoringSSL read them, with these bits
 /// cleared: `0x00005842DC230000` is AVX512F, DQ, IFMA, PF, ER, CD, BW, VL

@@ -312,9 +312,8 @@ fn ratio(times: &[Vec<f64>], refs: usize, ours: usize) -> f64 {
 fn main() {
     let class = class_from_env();
     let fusion = match class {
-        Some(c) => {
-            rustls_fusion::provider_with_backends(c.aes, c.chacha).expect("class engines run here")
-        }
+        Some(c) => rustls_fusion::provider_with_backends(c.aes_backend(), c.chacha)
+            .expect("class engines run here"),
         None => rustls_fusion::default_provider(),
     };
     let aws = rustls::crypto::aws_lc_rs::default_provider();

@@ -26,6 +26,12 @@ pub(crate) struct Features {
     pub avx512ifma: bool,
     /// SSSE3 (`pshufb`): the 4-way ChaCha20 engine.
     pub ssse3: bool,
+    /// `vaes_clmul512` on a core that issues `vpclmulqdq` on zmm at half
+    /// `vaesenc`'s rate (one per 2 cycles against 2 per cycle): AMD Zen 5,
+    /// recognised as AMD (SSE4a, which Intel never had) with
+    /// AVX512-VP2INTERSECT (which Zen 4 lacks). Decides the zmm AES-GCM
+    /// engine's GHASH schedule (docs/decisions.md, "GHASH products (zmm)").
+    pub clmul512_half_rate: bool,
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -65,6 +71,7 @@ impl Features {
             self.avx512,
             self.avx512ifma,
             self.ssse3,
+            self.clmul512_half_rate,
         ]
         .iter()
         .enumerate()
@@ -82,6 +89,7 @@ impl Features {
             avx512: on(5),
             avx512ifma: on(6),
             ssse3: on(7),
+            clmul512_half_rate: on(8),
         }
     }
 
@@ -101,6 +109,9 @@ impl Features {
         let avx512ifma = avx512 && std::is_x86_feature_detected!("avx512ifma");
         let aes_clmul_avx = aes_clmul && cpuid_avx::get();
         let ssse3 = cpuid_ssse3::get();
+        let clmul512_half_rate = vaes_clmul512
+            && std::is_x86_feature_detected!("sse4a")
+            && std::is_x86_feature_detected!("avx512vp2intersect");
         Self {
             aes_clmul,
             aes_clmul_avx,
@@ -110,6 +121,7 @@ impl Features {
             avx512,
             avx512ifma,
             ssse3,
+            clmul512_half_rate,
         }
     }
 }

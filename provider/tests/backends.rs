@@ -27,10 +27,13 @@ fn vaes_cpus_get_the_vaes_engine() {
     // (AMD Zen 3): detection must still pick a VAES engine there.
     if has("vaes") && has("vpclmulqdq") && has("avx2") {
         let avx512 = has("avx512f") && has("avx512bw") && has("avx512vl");
-        let want = if avx512 {
-            Backend::X86Vaes512
-        } else {
-            Backend::X86Vaes
+        // Zen 5 (AMD's SSE4a with AVX512-VP2INTERSECT) issues `vpclmulqdq`
+        // on zmm at half `vaesenc`'s rate: the Karatsuba schedule first.
+        let half_rate_clmul = has("sse4a") && has("avx512_vp2intersect");
+        let want = match (avx512, half_rate_clmul) {
+            (true, true) => Backend::X86Vaes512Karatsuba,
+            (true, false) => Backend::X86Vaes512,
+            (false, _) => Backend::X86Vaes,
         };
         assert_eq!(Aes128Gcm::new(&[0; 16]).backend(), want);
         assert_eq!(Aes256Gcm::new(&[0; 32]).backend(), want);
@@ -61,7 +64,12 @@ fn backend_lists_match_the_cpus_own_flags() {
     let avx512 = avx2 && has(&["avx512f", "avx512bw", "avx512vl"]);
     let mut want_aes = Vec::new();
     if vaes && avx512 {
-        want_aes.push(Backend::X86Vaes512);
+        // Both schedules of the zmm engine, the CPU's preferred one first.
+        if has(&["sse4a", "avx512_vp2intersect"]) {
+            want_aes.extend([Backend::X86Vaes512Karatsuba, Backend::X86Vaes512]);
+        } else {
+            want_aes.extend([Backend::X86Vaes512, Backend::X86Vaes512Karatsuba]);
+        }
     }
     if vaes {
         want_aes.push(Backend::X86Vaes);

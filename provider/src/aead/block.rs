@@ -76,7 +76,10 @@ impl BlockKey {
         {
             let aes = matches!(
                 backend,
-                Backend::X86AesNi | Backend::X86Vaes | Backend::X86Vaes512
+                Backend::X86AesNi
+                    | Backend::X86Vaes
+                    | Backend::X86Vaes512
+                    | Backend::X86Vaes512Karatsuba
             );
             let chacha = matches!(
                 backend,

@@ -57,8 +57,14 @@ pub enum Backend {
     X86AesNi,
     /// AES-GCM on VAES + VPCLMULQDQ, 256-bit AVX2 registers (x86-64).
     X86Vaes,
-    /// AES-GCM on VAES + VPCLMULQDQ, 512-bit AVX-512 registers (x86-64).
+    /// AES-GCM on VAES + VPCLMULQDQ, 512-bit AVX-512 registers (x86-64),
+    /// GHASH products schoolbook (four carry-less multiplies a block):
+    /// preferred where `vpclmulqdq` issues as often as `vaesenc` (Intel).
     X86Vaes512,
+    /// `X86Vaes512` with GHASH products by Karatsuba (three carry-less
+    /// multiplies a block): preferred where `vpclmulqdq` on zmm issues at
+    /// half `vaesenc`'s rate (AMD Zen 5). Listed wherever `X86Vaes512` is.
+    X86Vaes512Karatsuba,
     /// ChaCha20-Poly1305 on AVX2, stitched with scalar Poly1305 (x86-64).
     X86Avx2,
     /// ChaCha20-Poly1305 on AVX-512 (zmm, 16 blocks), stitched likewise.
@@ -75,11 +81,12 @@ pub enum Backend {
 impl Backend {
     /// Every backend, on any CPU (each type's `backends()` lists the ones
     /// that run here).
-    pub const ALL: [Backend; 8] = [
+    pub const ALL: [Backend; 9] = [
         Backend::Base,
         Backend::X86AesNi,
         Backend::X86Vaes,
         Backend::X86Vaes512,
+        Backend::X86Vaes512Karatsuba,
         Backend::X86Avx2,
         Backend::X86Avx512,
         Backend::X86Avx512Ifma,
@@ -93,6 +100,7 @@ impl Backend {
             Self::X86AesNi => "x86-aesni",
             Self::X86Vaes => "x86-vaes",
             Self::X86Vaes512 => "x86-vaes512",
+            Self::X86Vaes512Karatsuba => "x86-vaes512-karatsuba",
             Self::X86Avx2 => "x86-avx2",
             Self::X86Avx512 => "x86-avx512",
             Self::X86Avx512Ifma => "x86-avx512-ifma",
@@ -185,22 +193,39 @@ pub(crate) trait Engine: Sized + Send + Sync {
     /// Whether this CPU runs `backend` for this primitive.
     fn runs(backend: Backend) -> bool;
 
+    /// Whether `backend`, which runs here, is slower on this CPU than the
+    /// next one in `ORDER` that runs (two schedules of one engine, where
+    /// the faster depends on the microarchitecture): it is then listed and
+    /// chosen after that one.
+    fn demoted(backend: Backend) -> bool {
+        let _ = backend;
+        false
+    }
+
     /// Backends this CPU can run for this primitive, best first.
     fn backends() -> Vec<Backend> {
-        Self::ORDER
+        let mut list: Vec<Backend> = Self::ORDER
             .iter()
             .copied()
             .filter(|&b| Self::runs(b))
-            .collect()
+            .collect();
+        // A demoted backend moves one place down (stable for the others).
+        for i in (0..list.len().saturating_sub(1)).rev() {
+            if Self::demoted(list[i]) {
+                list.swap(i, i + 1);
+            }
+        }
+        list
     }
 
     /// The first of [`Self::backends`], without allocating (once per key).
     fn best() -> Backend {
-        Self::ORDER
-            .iter()
-            .copied()
-            .find(|&b| Self::runs(b))
-            .unwrap_or(Backend::Base)
+        let mut runs = Self::ORDER.iter().copied().filter(|&b| Self::runs(b));
+        match (runs.next(), runs.next()) {
+            (Some(first), Some(second)) if Self::demoted(first) => second,
+            (Some(first), _) => first,
+            (None, _) => Backend::Base,
+        }
     }
 
     /// Builds the key context on `backend`, or `None` if it cannot run here.

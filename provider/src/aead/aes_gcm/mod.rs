@@ -39,9 +39,13 @@ pub(crate) enum AesGcm<const KEY_LEN: usize> {
     #[cfg(target_arch = "x86_64")]
     Vaes256(x86_vaes::Key<14>),
     #[cfg(target_arch = "x86_64")]
-    Vaes512_128(x86_vaes512::Key<10>),
+    Vaes512_128(x86_vaes512::schoolbook::Key<10>),
     #[cfg(target_arch = "x86_64")]
-    Vaes512_256(x86_vaes512::Key<14>),
+    Vaes512_256(x86_vaes512::schoolbook::Key<14>),
+    #[cfg(target_arch = "x86_64")]
+    Vaes512K128(x86_vaes512::karatsuba::Key<10>),
+    #[cfg(target_arch = "x86_64")]
+    Vaes512K256(x86_vaes512::karatsuba::Key<14>),
 }
 
 /// Runs `$body` with `$k` bound to whichever engine `$self` holds.
@@ -65,6 +69,10 @@ macro_rules! each_engine {
             Self::Vaes512_128($k) => $body,
             #[cfg(target_arch = "x86_64")]
             Self::Vaes512_256($k) => $body,
+            #[cfg(target_arch = "x86_64")]
+            Self::Vaes512K128($k) => $body,
+            #[cfg(target_arch = "x86_64")]
+            Self::Vaes512K256($k) => $body,
         }
     };
 }
@@ -74,6 +82,7 @@ impl<const KEY_LEN: usize> Engine for AesGcm<KEY_LEN> {
 
     #[cfg(target_arch = "x86_64")]
     const ORDER: &'static [Backend] = &[
+        Backend::X86Vaes512Karatsuba,
         Backend::X86Vaes512,
         Backend::X86Vaes,
         Backend::X86AesNi,
@@ -87,7 +96,7 @@ impl<const KEY_LEN: usize> Engine for AesGcm<KEY_LEN> {
         {
             let cpu = Features::get();
             match backend {
-                Backend::X86Vaes512 => cpu.vaes_clmul512,
+                Backend::X86Vaes512 | Backend::X86Vaes512Karatsuba => cpu.vaes_clmul512,
                 Backend::X86Vaes => cpu.vaes_clmul256,
                 Backend::X86AesNi => cpu.aes_clmul,
                 _ => backend == Backend::Base,
@@ -96,6 +105,21 @@ impl<const KEY_LEN: usize> Engine for AesGcm<KEY_LEN> {
         #[cfg(not(target_arch = "x86_64"))]
         {
             backend == Backend::Base
+        }
+    }
+
+    /// The zmm engine's two GHASH schedules: Karatsuba first, where the
+    /// core issues `vpclmulqdq` on zmm at half `vaesenc`'s rate, schoolbook
+    /// first elsewhere (docs/decisions.md, "GHASH products (zmm)").
+    fn demoted(backend: Backend) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        {
+            backend == Backend::X86Vaes512Karatsuba && !Features::get().clmul512_half_rate
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let _ = backend;
+            false
         }
     }
 
@@ -127,9 +151,21 @@ impl<const KEY_LEN: usize> Engine for AesGcm<KEY_LEN> {
             #[cfg(target_arch = "x86_64")]
             (Backend::X86Vaes, false) => Self::Vaes256(x86_vaes::Key::new(key, stack)?),
             #[cfg(target_arch = "x86_64")]
-            (Backend::X86Vaes512, true) => Self::Vaes512_128(x86_vaes512::Key::new(key, stack)?),
+            (Backend::X86Vaes512, true) => {
+                Self::Vaes512_128(x86_vaes512::schoolbook::Key::new(key, stack)?)
+            }
             #[cfg(target_arch = "x86_64")]
-            (Backend::X86Vaes512, false) => Self::Vaes512_256(x86_vaes512::Key::new(key, stack)?),
+            (Backend::X86Vaes512, false) => {
+                Self::Vaes512_256(x86_vaes512::schoolbook::Key::new(key, stack)?)
+            }
+            #[cfg(target_arch = "x86_64")]
+            (Backend::X86Vaes512Karatsuba, true) => {
+                Self::Vaes512K128(x86_vaes512::karatsuba::Key::new(key, stack)?)
+            }
+            #[cfg(target_arch = "x86_64")]
+            (Backend::X86Vaes512Karatsuba, false) => {
+                Self::Vaes512K256(x86_vaes512::karatsuba::Key::new(key, stack)?)
+            }
             #[allow(unreachable_patterns)]
             _ => return None,
         })
@@ -155,6 +191,8 @@ impl<const KEY_LEN: usize> Engine for AesGcm<KEY_LEN> {
             Self::Vaes128(_) | Self::Vaes256(_) => Backend::X86Vaes,
             #[cfg(target_arch = "x86_64")]
             Self::Vaes512_128(_) | Self::Vaes512_256(_) => Backend::X86Vaes512,
+            #[cfg(target_arch = "x86_64")]
+            Self::Vaes512K128(_) | Self::Vaes512K256(_) => Backend::X86Vaes512Karatsuba,
         }
     }
 
@@ -217,6 +255,8 @@ impl<const KEY_LEN: usize> AesGcm<KEY_LEN> {
             (Self::Vaes256(k), Aes256(rk)) => k.seal_with_block(nonce, aad, buf, rk, at),
             (Self::Vaes512_128(k), Aes128(rk)) => k.seal_with_block(nonce, aad, buf, rk, at),
             (Self::Vaes512_256(k), Aes256(rk)) => k.seal_with_block(nonce, aad, buf, rk, at),
+            (Self::Vaes512K128(k), Aes128(rk)) => k.seal_with_block(nonce, aad, buf, rk, at),
+            (Self::Vaes512K256(k), Aes256(rk)) => k.seal_with_block(nonce, aad, buf, rk, at),
             _ => return None,
         })
     }
@@ -359,13 +399,13 @@ mod tests {
                     if cpu.vaes_clmul512 {
                         let mut buf = pt.clone();
                         let tag = match key.len() {
-                            16 => x86_vaes512::Key::<10>::new(
+                            16 => x86_vaes512::schoolbook::Key::<10>::new(
                                 key,
                                 &mut crate::aead::secret::SetupStack::new(),
                             )
                             .unwrap()
                             .seal_with_j0(&j0, aad, &mut buf),
-                            _ => x86_vaes512::Key::<14>::new(
+                            _ => x86_vaes512::schoolbook::Key::<14>::new(
                                 key,
                                 &mut crate::aead::secret::SetupStack::new(),
                             )
@@ -373,6 +413,22 @@ mod tests {
                             .seal_with_j0(&j0, aad, &mut buf),
                         };
                         got.push(("vaes512", buf, tag));
+                        let mut buf = pt.clone();
+                        let tag = match key.len() {
+                            16 => x86_vaes512::karatsuba::Key::<10>::new(
+                                key,
+                                &mut crate::aead::secret::SetupStack::new(),
+                            )
+                            .unwrap()
+                            .seal_with_j0(&j0, aad, &mut buf),
+                            _ => x86_vaes512::karatsuba::Key::<14>::new(
+                                key,
+                                &mut crate::aead::secret::SetupStack::new(),
+                            )
+                            .unwrap()
+                            .seal_with_j0(&j0, aad, &mut buf),
+                        };
+                        got.push(("vaes512-karatsuba", buf, tag));
                     }
                     for (name, ct, tag) in got {
                         assert_eq!(

@@ -23,6 +23,7 @@ unsafe impl Lanes for __m256i {
     const BLOCKS: usize = 2;
     const REGS: usize = 8;
     const HOIST_SEAL_FROM: usize = 4096;
+    const HALVES_OPEN_FROM: usize = 768;
     #[inline(always)]
     unsafe fn loadu(p: *const u8) -> Self {
         // SAFETY: the CPU has AVX2, VAES and VPCLMULQDQ and `p` is valid for reads of 32 bytes

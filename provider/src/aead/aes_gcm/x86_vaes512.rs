@@ -1,55 +1,81 @@
 //! AES-GCM on VAES + VPCLMULQDQ with 512-bit AVX-512 registers (four blocks
 //! per register, thirty-two per batch): AMD Zen 4+, Intel Ice Lake+ server.
 //! Same stitched kernel as the ymm engine (`x86_64/`) at half the
-//! instructions per byte, which is what the loop is bound by on Zen 4.
-//! Preferred only where AVX-512 is present; CPUs that downclock on 512-bit
-//! vectors can pin `X86Vaes` instead.
+//! instructions per byte. Preferred only where AVX-512 is present; CPUs
+//! that downclock on 512-bit vectors can pin `X86Vaes` instead.
+//!
+//! Two builds, two backends: `X86Vaes512` multiplies GHASH schoolbook
+//! (four `vpclmulqdq` a register), `X86Vaes512Karatsuba` by Karatsuba
+//! (three, with the powers' halves made once per record). Which is faster
+//! depends on the core's `vpclmulqdq` rate beside its `vaesenc` rate; key
+//! setup prefers one by the CPU (docs/decisions.md, "GHASH products (zmm)").
 #![allow(unsafe_code)]
 
 use core::arch::x86_64::*;
 
 use super::x86_64::Lanes;
 
-super::x86_64::x86_backend!(
-    features = "aes,pclmulqdq,ssse3,sse4.1,avx,avx2,avx512f,avx512bw,avx512vl,vaes,vpclmulqdq",
-    lanes = __m512i,
-    powers = 32,
-    hx = 0,
-    detected = vaes_clmul512
-);
+/// Schoolbook GHASH products.
+pub(super) mod schoolbook {
+    super::super::x86_64::x86_backend!(
+        features = "aes,pclmulqdq,ssse3,sse4.1,avx,avx2,avx512f,avx512bw,avx512vl,vaes,vpclmulqdq",
+        lanes = super::Zmm<false>,
+        powers = 32,
+        hx = 0,
+        detected = vaes_clmul512
+    );
+}
 
-/// Four blocks per zmm register (lane 0 is the earliest block).
+/// Karatsuba GHASH products.
+pub(super) mod karatsuba {
+    super::super::x86_64::x86_backend!(
+        features = "aes,pclmulqdq,ssse3,sse4.1,avx,avx2,avx512f,avx512bw,avx512vl,vaes,vpclmulqdq",
+        lanes = super::Zmm<true>,
+        powers = 32,
+        hx = 0,
+        detected = vaes_clmul512
+    );
+}
+
+/// Four blocks per zmm register (lane 0 is the earliest block), GHASH
+/// products by Karatsuba if `KARATSUBA`.
+#[derive(Clone, Copy)]
+#[repr(transparent)]
+pub(crate) struct Zmm<const KARATSUBA: bool>(__m512i);
+
 // SAFETY: every method uses AVX-512F/BW/VL, VAES or VPCLMULQDQ instructions (this backend's
 // features) on four blocks per zmm, and the pointer methods access exactly 64 (`loadu`,
 // `storeu`) or 16 (`broadcast`) bytes.
-unsafe impl Lanes for __m512i {
+unsafe impl<const K: bool> Lanes for Zmm<K> {
     const BLOCKS: usize = 4;
     const REGS: usize = 8;
     const HOIST_SEAL_FROM: usize = usize::MAX;
-    const KARATSUBA: bool = false;
+    const KARATSUBA: bool = K;
+    const HALVES_SEAL_FROM: usize = if K { 2048 } else { usize::MAX };
+    const HALVES_OPEN_FROM: usize = if K { 2048 } else { usize::MAX };
     #[inline(always)]
     unsafe fn loadu(p: *const u8) -> Self {
         // SAFETY: the CPU has AVX-512F/BW/VL, VAES and VPCLMULQDQ and `p` is valid for reads of
         // 64 bytes (`Lanes` contract); unaligned loads are allowed.
-        unsafe { _mm512_loadu_si512(p.cast()) }
+        unsafe { Self(_mm512_loadu_si512(p.cast())) }
     }
     #[inline(always)]
     unsafe fn storeu(self, p: *mut u8) {
         // SAFETY: the CPU has AVX-512F/BW/VL, VAES and VPCLMULQDQ and `p` is valid for writes
         // of 64 bytes (`Lanes` contract); unaligned stores are allowed.
-        unsafe { _mm512_storeu_si512(p.cast(), self) }
+        unsafe { _mm512_storeu_si512(p.cast(), self.0) }
     }
     #[inline(always)]
     unsafe fn broadcast(p: *const u8) -> Self {
         // SAFETY: the CPU has AVX-512F/BW/VL, VAES and VPCLMULQDQ and `p` is valid for reads of
         // 16 bytes (`Lanes` contract); unaligned loads are allowed.
-        unsafe { _mm512_broadcast_i32x4(_mm_loadu_si128(p.cast())) }
+        unsafe { Self(_mm512_broadcast_i32x4(_mm_loadu_si128(p.cast()))) }
     }
     #[inline(always)]
     unsafe fn from_first(x: __m128i) -> Self {
         // SAFETY: register-only intrinsics; the CPU has AVX-512F/BW/VL, VAES and VPCLMULQDQ
         // (`Lanes` contract).
-        unsafe { _mm512_inserti32x4::<0>(_mm512_setzero_si512(), x) }
+        unsafe { Self(_mm512_inserti32x4::<0>(_mm512_setzero_si512(), x)) }
     }
     #[inline(always)]
     unsafe fn counters(x: __m128i) -> Self {
@@ -57,56 +83,56 @@ unsafe impl Lanes for __m512i {
         // (`Lanes` contract).
         unsafe {
             let steps = _mm512_set_epi32(0, 0, 0, 3, 0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 0);
-            _mm512_add_epi32(_mm512_broadcast_i32x4(x), steps)
+            Self(_mm512_add_epi32(_mm512_broadcast_i32x4(x), steps))
         }
     }
     #[inline(always)]
     unsafe fn add_ctr(self, k: i32) -> Self {
         // SAFETY: register-only intrinsics; the CPU has AVX-512F/BW/VL, VAES and VPCLMULQDQ
         // (`Lanes` contract).
-        unsafe { _mm512_add_epi32(self, _mm512_set4_epi32(0, 0, 0, k)) }
+        unsafe { Self(_mm512_add_epi32(self.0, _mm512_set4_epi32(0, 0, 0, k))) }
     }
     #[inline(always)]
     unsafe fn xor(self, b: Self) -> Self {
         // SAFETY: register-only intrinsics; the CPU has AVX-512F/BW/VL, VAES and VPCLMULQDQ
         // (`Lanes` contract).
-        unsafe { _mm512_xor_si512(self, b) }
+        unsafe { Self(_mm512_xor_si512(self.0, b.0)) }
     }
     #[inline(always)]
     unsafe fn aesenc(self, k: Self) -> Self {
         // SAFETY: register-only intrinsics; the CPU has AVX-512F/BW/VL, VAES and VPCLMULQDQ
         // (`Lanes` contract).
-        unsafe { _mm512_aesenc_epi128(self, k) }
+        unsafe { Self(_mm512_aesenc_epi128(self.0, k.0)) }
     }
     #[inline(always)]
     unsafe fn aesenclast(self, k: Self) -> Self {
         // SAFETY: register-only intrinsics; the CPU has AVX-512F/BW/VL, VAES and VPCLMULQDQ
         // (`Lanes` contract).
-        unsafe { _mm512_aesenclast_epi128(self, k) }
+        unsafe { Self(_mm512_aesenclast_epi128(self.0, k.0)) }
     }
     #[inline(always)]
     unsafe fn clmul_lo(self, b: Self) -> Self {
         // SAFETY: register-only intrinsics; the CPU has AVX-512F/BW/VL, VAES and VPCLMULQDQ
         // (`Lanes` contract).
-        unsafe { _mm512_clmulepi64_epi128(self, b, 0x00) }
+        unsafe { Self(_mm512_clmulepi64_epi128(self.0, b.0, 0x00)) }
     }
     #[inline(always)]
     unsafe fn clmul_hi(self, b: Self) -> Self {
         // SAFETY: register-only intrinsics; the CPU has AVX-512F/BW/VL, VAES and VPCLMULQDQ
         // (`Lanes` contract).
-        unsafe { _mm512_clmulepi64_epi128(self, b, 0x11) }
+        unsafe { Self(_mm512_clmulepi64_epi128(self.0, b.0, 0x11)) }
     }
     #[inline(always)]
     unsafe fn clmul_lo_hi(self, b: Self) -> Self {
         // SAFETY: register-only intrinsics; the CPU has AVX-512F/BW/VL, VAES and VPCLMULQDQ
         // (`Lanes` contract).
-        unsafe { _mm512_clmulepi64_epi128(self, b, 0x10) }
+        unsafe { Self(_mm512_clmulepi64_epi128(self.0, b.0, 0x10)) }
     }
     #[inline(always)]
     unsafe fn clmul_hi_lo(self, b: Self) -> Self {
         // SAFETY: register-only intrinsics; the CPU has AVX-512F/BW/VL, VAES and VPCLMULQDQ
         // (`Lanes` contract).
-        unsafe { _mm512_clmulepi64_epi128(self, b, 0x01) }
+        unsafe { Self(_mm512_clmulepi64_epi128(self.0, b.0, 0x01)) }
     }
     #[inline(always)]
     unsafe fn bswap(self) -> Self {
@@ -114,14 +140,14 @@ unsafe impl Lanes for __m512i {
         // (`Lanes` contract).
         unsafe {
             let mask = _mm_set_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-            _mm512_shuffle_epi8(self, _mm512_broadcast_i32x4(mask))
+            Self(_mm512_shuffle_epi8(self.0, _mm512_broadcast_i32x4(mask)))
         }
     }
     #[inline(always)]
     unsafe fn swap_halves(self) -> Self {
         // SAFETY: register-only intrinsics; the CPU has AVX-512F/BW/VL, VAES and VPCLMULQDQ
         // (`Lanes` contract).
-        unsafe { _mm512_shuffle_epi32::<0x4e>(self) }
+        unsafe { Self(_mm512_shuffle_epi32::<0x4e>(self.0)) }
     }
     #[inline(always)]
     unsafe fn fold(self) -> __m128i {
@@ -129,8 +155,8 @@ unsafe impl Lanes for __m512i {
         // (`Lanes` contract).
         unsafe {
             let y = _mm256_xor_si256(
-                _mm512_castsi512_si256(self),
-                _mm512_extracti64x4_epi64::<1>(self),
+                _mm512_castsi512_si256(self.0),
+                _mm512_extracti64x4_epi64::<1>(self.0),
             );
             _mm_xor_si128(_mm256_castsi256_si128(y), _mm256_extracti128_si256::<1>(y))
         }
@@ -139,6 +165,6 @@ unsafe impl Lanes for __m512i {
     unsafe fn zero() -> Self {
         // SAFETY: register-only intrinsics; the CPU has AVX-512F/BW/VL, VAES and VPCLMULQDQ
         // (`Lanes` contract).
-        unsafe { _mm512_setzero_si512() }
+        unsafe { Self(_mm512_setzero_si512()) }
     }
 }

@@ -6,7 +6,7 @@ use core::arch::x86_64::*;
 use super::ghash::{ghash_step, Acc};
 use super::key::KeyData;
 use super::lanes::Lanes;
-use super::{HALVES_FROM, MAX_REGS, SCHOOLBOOK_OPEN_FROM};
+use super::{MAX_REGS, SCHOOLBOOK_OPEN_FROM};
 
 /// Runs `regs` registers of counter blocks through AES and XORs the
 /// keystream with `input`. Between the rounds it GHASHes `hash`, a batch of
@@ -151,14 +151,17 @@ pub(super) unsafe fn seal_one<
     input: *const u8,
     buf: *mut u8,
     prev: &mut Option<(*const u8, usize)>,
+    halves: Option<*const V>,
 ) {
     // SAFETY: `buf + cur.off` and `input` are valid for the batch's `regs * V::BLOCKS * 16`
     // bytes (this fn's contract), as `batch` needs; `prev` is the previous batch, already
     // written.
     unsafe {
         let out = buf.add(cur.off);
+        // The halves are a full batch's: a half batch hashes with other powers.
+        let halves = halves.filter(|_| matches!(*prev, Some((_, r)) if r == V::REGS));
         cur.acc = batch::<_, NR, P, X, false, HOIST>(
-            key, cur.ctr, input, out, regs, *prev, cur.acc, None, true,
+            key, cur.ctr, input, out, regs, *prev, cur.acc, halves, true,
         );
         cur.ctr = cur.ctr.add_ctr((regs * V::BLOCKS) as i32);
         *prev = Some((out, regs));
@@ -214,13 +217,31 @@ pub(super) unsafe fn seal_batches<
                 buf.add(off) as *const u8
             }
         };
+        let mut hx = [V::zero(); MAX_REGS];
+        // (Not `bool::then`: a closure does not get the caller's target features.)
+        let halves = if end >= V::HALVES_SEAL_FROM {
+            Some(record_halves(key, &mut hx))
+        } else {
+            None
+        };
         while cur.off < end {
             let input = from(cur.off);
-            seal_one::<_, NR, P, X, HOIST>(key, &mut cur, V::REGS, input, buf, &mut prev);
+            seal_one::<_, NR, P, X, HOIST>(key, &mut cur, V::REGS, input, buf, &mut prev, halves);
         }
         if half {
             let input = from(cur.off);
-            seal_one::<_, NR, P, X, HOIST>(key, &mut cur, V::REGS / 2, input, buf, &mut prev);
+            seal_one::<_, NR, P, X, HOIST>(
+                key,
+                &mut cur,
+                V::REGS / 2,
+                input,
+                buf,
+                &mut prev,
+                halves,
+            );
+        }
+        if halves.is_some() {
+            wipe_halves(&mut hx);
         }
         if let Some((last, regs)) = prev {
             let mut sum = Acc::<V>::for_batch(regs, true);
@@ -295,16 +316,10 @@ pub(super) unsafe fn open_batches<V: Lanes, const NR: usize, const P: usize, con
             acc,
             off: 0,
         };
-        // The ymm open hashes from the Karatsuba halves of its powers made
-        // once per record, read from the stack as memory operands (the key
-        // keeps only the powers; made per batch they cost 16 of its ~210
-        // vector instructions). The frame is scrubbed after the record.
         let mut hx = [V::zero(); MAX_REGS];
-        let halves = if V::BLOCKS == 2 && end >= HALVES_FROM {
-            for (j, hj) in hx.iter_mut().enumerate().take(V::REGS) {
-                *hj = key.power::<V>((V::REGS - j) * V::BLOCKS).1;
-            }
-            Some(core::hint::black_box(hx.as_ptr()))
+        // (Not `bool::then`: a closure does not get the caller's target features.)
+        let halves = if end >= V::HALVES_OPEN_FROM {
+            Some(record_halves(key, &mut hx))
         } else {
             None
         };
@@ -324,13 +339,46 @@ pub(super) unsafe fn open_batches<V: Lanes, const NR: usize, const P: usize, con
             open_one(key, &mut cur, V::REGS / 2, buf, None, false);
         }
         if halves.is_some() {
-            for v in hx.iter_mut() {
-                core::ptr::write_volatile(v, V::zero());
-            }
+            wipe_halves(&mut hx);
         }
         (
             _mm_add_epi32(ctr, _mm_set_epi32(0, 0, 0, (cur.off / 16) as i32)),
             cur.acc,
         )
+    }
+}
+
+/// The Karatsuba halves of a full batch's powers, made once per record into
+/// `hx` (on the caller's stack, read back as memory operands; the key keeps
+/// only the powers, and made at each use they cost a shuffle and an XOR per
+/// register). The caller wipes `hx` with [`wipe_halves`], and the frame is
+/// scrubbed after the record.
+///
+/// # Safety
+/// The CPU has the module's and `V`'s features.
+#[inline(always)]
+unsafe fn record_halves<V: Lanes, const NR: usize, const P: usize, const X: usize>(
+    key: &KeyData<V, NR, P, X>,
+    hx: &mut [V; MAX_REGS],
+) -> *const V {
+    // SAFETY: the CPU has `V`'s features (this fn's contract); `power` asserts its exponent,
+    // `(V::REGS - j) * V::BLOCKS <= V::BATCH <= P`.
+    unsafe {
+        for (j, hj) in hx.iter_mut().enumerate().take(V::REGS) {
+            *hj = key.power::<V>((V::REGS - j) * V::BLOCKS).1;
+        }
+        core::hint::black_box(hx.as_ptr())
+    }
+}
+
+/// Zeroes what [`record_halves`] made, with volatile stores.
+#[inline(always)]
+unsafe fn wipe_halves<V: Lanes>(hx: &mut [V; MAX_REGS]) {
+    // SAFETY: each volatile write targets one element of `hx`, a valid `&mut`; the CPU has
+    // `V`'s features (caller's contract).
+    unsafe {
+        for v in hx.iter_mut() {
+            core::ptr::write_volatile(v, V::zero());
+        }
     }
 }

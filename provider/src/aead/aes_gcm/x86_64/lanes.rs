@@ -33,6 +33,13 @@ pub(crate) unsafe trait Lanes: Copy {
     /// zmm engine, whose XORs fuse three ways, is faster schoolbook
     /// (docs/decisions.md, "GHASH products (zmm)").
     const KARATSUBA: bool = true;
+    /// Seals and opens of at least this many bytes of whole batches make
+    /// the Karatsuba halves of a batch's powers once per record, on the
+    /// stack, where a key does not store them (`usize::MAX`: never; each
+    /// use then makes its own, a shuffle and an XOR per register).
+    const HALVES_SEAL_FROM: usize = usize::MAX;
+    /// As `HALVES_SEAL_FROM`, for opens.
+    const HALVES_OPEN_FROM: usize = usize::MAX;
     unsafe fn loadu(p: *const u8) -> Self;
     unsafe fn storeu(self, p: *mut u8);
     /// The 16 bytes at `p` in every lane.

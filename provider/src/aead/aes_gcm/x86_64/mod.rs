@@ -82,10 +82,6 @@ pub(super) fn scrub_batches(n: usize, top: usize, bottom: usize) {
 /// Most registers of AES state in one batch.
 const MAX_REGS: usize = 8;
 
-/// Opens of at least this many bytes of whole batches make the ymm
-/// Karatsuba halves once per record (`open_batches`).
-const HALVES_FROM: usize = 768;
-
 /// Opens of at least this many bytes of whole batches hash with schoolbook
 /// products where the lane type prefers them (`Lanes::KARATSUBA`).
 const SCHOOLBOOK_OPEN_FROM: usize = 4096;
