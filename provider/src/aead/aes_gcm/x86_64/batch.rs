@@ -5,7 +5,7 @@ use core::arch::x86_64::*;
 
 use super::ghash::{ghash_step, Acc};
 use super::key::KeyData;
-use super::lanes::Lanes;
+use super::lanes::{BatchKeys, Lanes};
 use super::{MAX_REGS, SCHOOLBOOK_OPEN_FROM};
 
 /// Runs `regs` registers of counter blocks through AES and XORs the
@@ -226,6 +226,26 @@ pub(super) unsafe fn seal_batches<
         };
         while cur.off < end {
             let input = from(cur.off);
+            // After a full batch, the lane type's own loop (if it has one)
+            // takes the full batches that read from the same pointer.
+            let after_full = matches!(prev, Some((_, r)) if r == V::REGS);
+            if let (Some(hx), true) = (halves, after_full) {
+                let batch = V::BATCH * 16;
+                let stop = if cur.off < from_src {
+                    from_src.min(end)
+                } else {
+                    end
+                };
+                let n = (stop - cur.off) / batch;
+                let out = buf.add(cur.off);
+                let keys = batch_keys(key, hx);
+                if n > 0 && V::batches::<NR, false>(keys, &mut cur.ctr, &mut cur.acc, input, out, n)
+                {
+                    cur.off += n * batch;
+                    prev = Some((buf.add(cur.off - batch).cast_const(), V::REGS));
+                    continue;
+                }
+            }
             seal_one::<_, NR, P, X, HOIST>(key, &mut cur, V::REGS, input, buf, &mut prev, halves);
         }
         if half {
@@ -331,6 +351,14 @@ pub(super) unsafe fn open_batches<V: Lanes, const NR: usize, const P: usize, con
                 open_one(key, &mut cur, V::REGS, buf, halves, true);
             }
         } else {
+            // The lane type's own loop, if it has one, takes every full batch.
+            if let Some(hx) = halves {
+                let n = end / (V::BATCH * 16);
+                let keys = batch_keys(key, hx);
+                if n > 0 && V::batches::<NR, true>(keys, &mut cur.ctr, &mut cur.acc, buf, buf, n) {
+                    cur.off = end;
+                }
+            }
             while cur.off < end {
                 open_one(key, &mut cur, V::REGS, buf, halves, false);
             }
@@ -368,6 +396,21 @@ unsafe fn record_halves<V: Lanes, const NR: usize, const P: usize, const X: usiz
             *hj = key.power::<V>((V::REGS - j) * V::BLOCKS).1;
         }
         core::hint::black_box(hx.as_ptr())
+    }
+}
+
+/// The pointers [`Lanes::batches`] reads: the round keys, one batch's
+/// powers and their halves `hx` (from [`record_halves`]).
+#[inline(always)]
+fn batch_keys<V: Lanes, const NR: usize, const P: usize, const X: usize>(
+    key: &KeyData<V, NR, P, X>,
+    hx: *const V,
+) -> BatchKeys {
+    BatchKeys {
+        rk: key.rk.as_ptr().cast(),
+        // The last `V::BATCH` entries: H^BATCH … H^1.
+        h: key.h[P - V::BATCH..].as_ptr().cast(),
+        hx: hx.cast(),
     }
 }
 

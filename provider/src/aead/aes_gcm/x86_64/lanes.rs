@@ -66,6 +66,44 @@ pub(crate) unsafe trait Lanes: Copy {
     /// XOR of all lanes.
     unsafe fn fold(self) -> __m128i;
     unsafe fn zero() -> Self;
+
+    /// `n` (at least 1) full batches in a loop of the lane type's own, with
+    /// Karatsuba products whose halves are at `keys.hx`; `false` (nothing
+    /// done) where the lane type has none. A seal (`!OPEN`) encrypts `input`
+    /// into `output` and hashes the batch before each, the 512 bytes below
+    /// `output`; an open hashes `input`, then decrypts it into `output`.
+    /// `acc` is the running GHASH value, `ctr` the next batch's counters
+    /// (as [`Lanes::counters`]); both are updated.
+    ///
+    /// # Safety
+    /// The CPU has `Self`'s features; `keys` holds valid pointers (see
+    /// [`BatchKeys`]); `input` is valid for reads and `output` for writes
+    /// of `n * Self::BATCH * 16` bytes (they may be equal, not otherwise
+    /// overlap); a seal's `output` is preceded by the previous batch's
+    /// ciphertext, readable.
+    #[inline(always)]
+    unsafe fn batches<const NR: usize, const OPEN: bool>(
+        keys: BatchKeys,
+        ctr: &mut Self,
+        acc: &mut __m128i,
+        input: *const u8,
+        output: *mut u8,
+        n: usize,
+    ) -> bool {
+        let _ = (keys, ctr, acc, input, output, n);
+        false
+    }
+}
+
+/// The key material [`Lanes::batches`] reads, as raw pointers.
+#[derive(Clone, Copy)]
+pub(crate) struct BatchKeys {
+    /// `NR + 1` round keys, 16 bytes each.
+    pub(crate) rk: *const u8,
+    /// One batch's powers of H, highest first (`BATCH` entries of 16 bytes).
+    pub(crate) h: *const u8,
+    /// Their Karatsuba halves, laid out like the powers.
+    pub(crate) hx: *const u8,
 }
 
 /// One block per xmm register: the AES-NI lane type, also used by every

@@ -53,7 +53,7 @@ use crate::aead::Direction;
 pub(crate) use backend::Entry;
 pub(super) use backend::{x86_backend, Key};
 pub(super) use key::KeyData;
-pub(super) use lanes::Lanes;
+pub(super) use lanes::{BatchKeys, Lanes};
 #[cfg(test)]
 pub(super) use record::seal_with_j0;
 pub(super) use record::{open, seal, seal_with_block, Extra};

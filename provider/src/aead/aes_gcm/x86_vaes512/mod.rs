@@ -13,7 +13,9 @@
 
 use core::arch::x86_64::*;
 
-use super::x86_64::Lanes;
+use super::x86_64::{BatchKeys, Lanes};
+
+mod stitched;
 
 /// Schoolbook GHASH products.
 pub(super) mod schoolbook {
@@ -166,5 +168,24 @@ unsafe impl<const K: bool> Lanes for Zmm<K> {
         // SAFETY: register-only intrinsics; the CPU has AVX-512F/BW/VL, VAES and VPCLMULQDQ
         // (`Lanes` contract).
         unsafe { Self(_mm512_setzero_si512()) }
+    }
+    /// The Karatsuba schedule's batches run the assembly loop.
+    #[inline(always)]
+    unsafe fn batches<const NR: usize, const OPEN: bool>(
+        keys: BatchKeys,
+        ctr: &mut Self,
+        acc: &mut __m128i,
+        input: *const u8,
+        output: *mut u8,
+        n: usize,
+    ) -> bool {
+        if !K {
+            return false;
+        }
+        // SAFETY: the CPU has this backend's features, `keys` and the buffers are valid as
+        // `Lanes::batches` requires, which is what `stitched::batches` requires (`n >= 1`
+        // included).
+        unsafe { stitched::batches::<NR, OPEN>(keys, &mut ctr.0, acc, input, output, n) };
+        true
     }
 }
