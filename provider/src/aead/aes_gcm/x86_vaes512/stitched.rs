@@ -8,10 +8,12 @@
 //! touches the stack.
 //!
 //! Registers: zmm0-7 the AES states; zmm8 the round key; zmm9 the
-//! byte-swap mask; zmm10-12 the sums lo, mi, hi; zmm13-15 temporaries;
-//! zmm16 the counters (lane `i` of the next register: `c + i`, as
-//! `Lanes::counters`); zmm17 4 in each lane's low dword; zmm18 the running
-//! GHASH value (lane 0, other lanes zero); xmm19 the reduction constant.
+//! byte-swap mask; zmm10-12 the sums lo, mi, hi; zmm13-15 and zmm29-31
+//! temporaries; zmm16 the counters (lane `i` of the next register: `c + i`,
+//! as `Lanes::counters`); zmm17 32 and zmm28 4 in each lane's low dword;
+//! zmm18 the running GHASH value (lane 0, other lanes zero); xmm19 the
+//! reduction constant; zmm20-26 `4s` in each lane's top byte (`s` = 1…7),
+//! added to byte-swapped counters.
 #![allow(unsafe_code)]
 
 use core::arch::asm;
@@ -19,53 +21,88 @@ use core::arch::x86_64::*;
 
 use super::super::x86_64::BatchKeys;
 
-/// GHASH step `j` (0-7) of a batch at `{hp}`: register `j`'s 4 blocks,
-/// byte-swapped, times the powers at `{h} + 64j` (the running value joins
-/// block 0 of register 0), added to lo, hi and, through the halves at
-/// `{hx} + 64j`, mi. `AR8` is one AES round of the 8 states with zmm8.
+/// `GH2 j, k`: GHASH of registers `j` and `k` (0-7) of the batch at
+/// `{hp}`: their blocks, byte-swapped, times the powers at `{h} + 64j` and
+/// `+ 64k` (the running value joins block 0 of register 0), added to lo,
+/// hi and, through the halves at `{hx} + 64j` and `+ 64k`, mi, two products
+/// per three-way XOR. `AR8` is one AES round of the 8 states with zmm8.
 macro_rules! lib {
     () => {
         r"
 .macro AR8; .irp s,0,1,2,3,4,5,6,7; vaesenc zmm\s, zmm\s, zmm8; .endr; .endm
-.macro GHSTEP j
+.macro GH2 j, k
 vmovdqu64 zmm13, [{hp} + 64*\j]
+vmovdqu64 zmm29, [{hp} + 64*\k]
 vpshufb zmm13, zmm13, zmm9
-.if \j == 0; vpxord zmm13, zmm13, zmm18; .endif
+vpshufb zmm29, zmm29, zmm9
+.if \k == 0; vpxord zmm29, zmm29, zmm18; .endif
 vpclmulqdq zmm14, zmm13, [{h} + 64*\j], 0x00
+vpclmulqdq zmm30, zmm29, [{h} + 64*\k], 0x00
+vpternlogd zmm10, zmm14, zmm30, 0x96
 vpclmulqdq zmm15, zmm13, [{h} + 64*\j], 0x11
-vpxord zmm10, zmm10, zmm14
-vpxord zmm12, zmm12, zmm15
+vpclmulqdq zmm31, zmm29, [{h} + 64*\k], 0x11
+vpternlogd zmm12, zmm15, zmm31, 0x96
 vpshufd zmm14, zmm13, 0x4e
+vpshufd zmm30, zmm29, 0x4e
 vpxord zmm14, zmm14, zmm13
+vpxord zmm30, zmm30, zmm29
 vpclmulqdq zmm14, zmm14, [{hx} + 64*\j], 0x00
-vpxord zmm11, zmm11, zmm14
+vpclmulqdq zmm30, zmm30, [{hx} + 64*\k], 0x00
+vpternlogd zmm11, zmm14, zmm30, 0x96
 .endm
 "
     };
 }
 
-/// The loop: counters, 8 hash steps in rounds 1-8 (register 7 first, so
-/// the running value joins last), the remaining rounds, the fold of the
+/// The loop: counters, 4 pairs of hash steps in rounds 1, 3, 5 and 7
+/// (registers 7 and 6 first, so the running value joins last), the remaining rounds, the fold of the
 /// lanes and the reduction (the next batch's running value), then the
 /// last round with the input XORed into its key and the stores.
 macro_rules! body {
     () => {
         r"
 vmovdqa64 xmm18, xmm18
+vpaddd zmm21, zmm20, zmm20
+vpaddd zmm22, zmm21, zmm20
+vpaddd zmm23, zmm22, zmm20
+vpaddd zmm24, zmm23, zmm20
+vpaddd zmm25, zmm24, zmm20
+vpaddd zmm26, zmm25, zmm20
 2:
 vbroadcasti32x4 zmm8, [{rk}]
-.irp s,0,1,2,3,4,5,6,7
-vpshufb zmm\s, zmm16, zmm9
+vmovd {t:e}, xmm16
+and {t:e}, 0xff
+cmp {t:e}, 224
+ja 3f
+vpshufb zmm0, zmm16, zmm9
 vpaddd zmm16, zmm16, zmm17
+vpaddd zmm1, zmm0, zmm20
+vpaddd zmm2, zmm0, zmm21
+vpaddd zmm3, zmm0, zmm22
+vpaddd zmm4, zmm0, zmm23
+vpaddd zmm5, zmm0, zmm24
+vpaddd zmm6, zmm0, zmm25
+vpaddd zmm7, zmm0, zmm26
+.irp s,0,1,2,3,4,5,6,7
 vpxord zmm\s, zmm\s, zmm8
 .endr
+jmp 4f
+3:
+.irp s,0,1,2,3,4,5,6,7
+vpshufb zmm\s, zmm16, zmm9
+vpaddd zmm16, zmm16, zmm28
+vpxord zmm\s, zmm\s, zmm8
+.endr
+4:
 vpxord xmm10, xmm10, xmm10
 vpxord xmm11, xmm11, xmm11
 vpxord xmm12, xmm12, xmm12
 .irp r,1,2,3,4,5,6,7,8
 vbroadcasti32x4 zmm8, [{rk} + 16*\r]
 AR8
-GHSTEP (8-\r)
+.if \r % 2
+GH2 (8-\r), (7-\r)
+.endif
 .endr
 .irp r,9,10,11,12,13
 .if \r < {nr}
@@ -105,7 +142,7 @@ add {hp}, 512
 dec {n}
 jnz 2b
 .purgem AR8
-.purgem GHSTEP
+.purgem GH2
 "
     };
 }
@@ -138,7 +175,14 @@ pub(super) unsafe fn batches<const NR: usize, const OPEN: bool>(
     let mask = _mm512_broadcast_i32x4(_mm_set_epi8(
         0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
     ));
+    // The counters of a batch whose 32 blocks do not carry out of the
+    // counter's last byte (its low byte at most 224, 7 batches in 8) are
+    // one byte-swap and 7 additions to that byte (4 blocks apart, `step`):
+    // 7 fewer shuffles, which share `vaesenc`'s pipes on Zen 5. The others
+    // swap each register's counters (`four` apart).
+    let thirty_two = _mm512_set4_epi32(0, 0, 0, 32);
     let four = _mm512_set4_epi32(0, 0, 0, 4);
+    let step = _mm512_set4_epi32(4 << 24, 0, 0, 0);
     let poly = _mm_set_epi64x(0xc200_0000_0000_0000u64 as i64, 1);
     // SAFETY: the instructions are AVX-512F/BW/VL, VAES and VPCLMULQDQ, which the CPU has
     // (this fn's contract). Loads: `[rk]` up to `16 * NR + 16` bytes, `[h]` and `[hx]` 512
@@ -160,9 +204,14 @@ pub(super) unsafe fn batches<const NR: usize, const OPEN: bool>(
             nr = const NR,
             inout("zmm16") *ctr,
             inout("xmm18") *acc,
+            t = out(reg) _,
             in("zmm9") mask,
-            in("zmm17") four,
+            in("zmm17") thirty_two,
+            in("zmm28") four,
+            in("zmm20") step,
             in("xmm19") poly,
+            out("zmm21") _, out("zmm22") _, out("zmm23") _, out("zmm24") _,
+            out("zmm25") _, out("zmm26") _, out("zmm29") _, out("zmm30") _, out("zmm31") _,
             out("zmm0") _, out("zmm1") _, out("zmm2") _, out("zmm3") _,
             out("zmm4") _, out("zmm5") _, out("zmm6") _, out("zmm7") _,
             out("zmm8") _, out("zmm10") _, out("zmm11") _, out("zmm12") _,
