@@ -46,15 +46,17 @@ pub(super) mod karatsuba {
 pub(crate) struct Zmm<const KARATSUBA: bool>(__m512i);
 
 // SAFETY: every method uses AVX-512F/BW/VL, VAES or VPCLMULQDQ instructions (this backend's
-// features) on four blocks per zmm, and the pointer methods access exactly 64 (`loadu`,
-// `storeu`) or 16 (`broadcast`) bytes.
+// features) on four blocks per zmm; the pointer methods access exactly 64 (`loadu`,
+// `storeu`) or 16 (`broadcast`) bytes, and `batches` what `Lanes::batches` allows.
 unsafe impl<const K: bool> Lanes for Zmm<K> {
     const BLOCKS: usize = 4;
     const REGS: usize = 8;
     const HOIST_SEAL_FROM: usize = usize::MAX;
     const KARATSUBA: bool = K;
-    const HALVES_SEAL_FROM: usize = if K { 2048 } else { usize::MAX };
-    const HALVES_OPEN_FROM: usize = if K { 2048 } else { usize::MAX };
+    // The assembly loop hashes with halves made per record: from the first
+    // record it runs on (docs/decisions.md, "The zmm batch loop").
+    const HALVES_SEAL_FROM: usize = if K { 1024 } else { usize::MAX };
+    const HALVES_OPEN_FROM: usize = if K { 512 } else { usize::MAX };
     #[inline(always)]
     unsafe fn loadu(p: *const u8) -> Self {
         // SAFETY: the CPU has AVX-512F/BW/VL, VAES and VPCLMULQDQ and `p` is valid for reads of
