@@ -4,7 +4,8 @@
 # matrix (cmake and libclang-dev, which BoringSSL's build needs for it and for
 # the benches crate's BoringSSL reference, are installed through apt-get when
 # root first of all, by scripts/install-boringssl-deps.sh),
-# the stack-residue test on release builds, the constant-time check under
+# the stack-residue test on release builds, the timing test (dudect's
+# method, every backend this CPU runs), the constant-time check under
 # valgrind (installed the same way),
 # the aarch64 leg under qemu (which installs Debian's cross toolchain and
 # qemu-user the same way), and each fuzz target briefly over its committed
@@ -37,6 +38,9 @@ step "no key material left on the stack (release builds at opt-level 3 and 2, bo
 cargo test --release -p rustls-fusion --features audit --test stack_residue
 CARGO_PROFILE_RELEASE_OPT_LEVEL=2 cargo test --release -p rustls-fusion --features audit --test stack_residue
 cargo test --release -p rustls-fusion --no-default-features --features ring,audit --test stack_residue
+
+step "constant time, measured: dudect-style timing of every backend this CPU runs, with a positive control (release)"
+cargo test --release -p rustls-fusion --features audit --test timing -- --ignored --nocapture --test-threads=1
 
 step "BoringSSL conformance matrix"
 scripts/conformance.sh --show-output
