@@ -23,7 +23,8 @@
 //! Run by `scripts/test.sh` in a release build with a short budget:
 //! `cargo test --release -p rustls-fusion --features audit --test timing
 //! -- --ignored --nocapture`. `TIMING_SAMPLES=<n>` sets the samples per
-//! class and case (default 20,000); `docs/security.md` has long runs.
+//! class and case (default 20,000), `TIMING_BACKENDS=<name>,…` picks
+//! backends by name; `docs/security.md` has long runs.
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -54,7 +55,7 @@ impl Rng {
 
 /// Welch's t between the two classes, after cropping the slowest 10 % of
 /// the pooled samples (interrupts, migrations).
-fn welch_t(a: &[u64], b: &[u64]) -> f64 {
+fn welch_t(a: &[u64], b: &[u64]) -> Measured {
     let mut pooled: Vec<u64> = a.iter().chain(b).copied().collect();
     pooled.sort_unstable();
     let cut = pooled[pooled.len() * 9 / 10];
@@ -67,20 +68,30 @@ fn welch_t(a: &[u64], b: &[u64]) -> f64 {
     };
     let (na, ma, va) = stats(a);
     let (nb, mb, vb) = stats(b);
-    (ma - mb) / (va / na + vb / nb).sqrt()
+    Measured {
+        t: ((ma - mb) / (va / na + vb / nb).sqrt()).abs(),
+        diff_ns: ma - mb,
+    }
+}
+
+/// |t| between the classes, and the difference of their means (ns).
+#[derive(Clone, Copy)]
+struct Measured {
+    t: f64,
+    diff_ns: f64,
 }
 
 /// Times `run(state, class, i)` `samples` times per class, the class of
 /// each call drawn at random (`i` counts calls of that class), and returns
-/// |t|. `prepare(state, class, i)` runs before each call, outside the timed
-/// region.
+/// |t| and the difference of the means. `prepare(state, class, i)` runs
+/// before each call, outside the timed region.
 fn measure<S>(
     samples: usize,
     rng: &mut Rng,
     state: &mut S,
     mut prepare: impl FnMut(&mut S, usize, usize),
     mut run: impl FnMut(&mut S, usize, usize),
-) -> f64 {
+) -> Measured {
     let mut times = [Vec::with_capacity(samples), Vec::with_capacity(samples)];
     // Warm-up: caches, branch predictors, the clock.
     for i in 0..1000 {
@@ -99,16 +110,16 @@ fn measure<S>(
         let elapsed = start.elapsed();
         times[class].push(elapsed.as_nanos() as u64);
     }
-    welch_t(&times[0], &times[1]).abs()
+    welch_t(&times[0], &times[1])
 }
 
 /// A case whose |t| reaches the threshold is measured once more with fresh
 /// samples; only a second |t| at the threshold counts (a VM's noise burst
-/// rarely repeats, a real difference does). Returns the last |t|.
-fn confirmed(mut case: impl FnMut() -> f64) -> f64 {
-    let t = case();
-    if t < THRESHOLD {
-        t
+/// rarely repeats, a real difference does). Returns the last measurement.
+fn confirmed(mut case: impl FnMut() -> Measured) -> Measured {
+    let m = case();
+    if m.t < THRESHOLD {
+        m
     } else {
         case()
     }
@@ -150,7 +161,7 @@ impl Key {
 }
 
 /// The AEAD cases of one algorithm and backend at one length: |t| each.
-fn aead_cases(alg: usize, backend: Backend, len: usize, samples: usize) -> Vec<(String, f64)> {
+fn aead_cases(alg: usize, backend: Backend, len: usize, samples: usize) -> Vec<(String, Measured)> {
     let key_len = if alg == 0 { 16 } else { 32 };
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ (len as u64) << 8 ^ alg as u64);
     let nonce = [7u8; 12];
@@ -253,7 +264,7 @@ fn aead_cases(alg: usize, backend: Backend, len: usize, samples: usize) -> Vec<(
 }
 
 /// QUIC header protection removal: one packet against random packets.
-fn header_case(cipher: Cipher, backend: Backend, samples: usize) -> f64 {
+fn header_case(cipher: Cipher, backend: Backend, samples: usize) -> Measured {
     let mut rng = Rng(0x51ce_d00d);
     let key_len = if cipher == Cipher::Aes128Gcm { 16 } else { 32 };
     let iv = [9u8; 12];
@@ -264,7 +275,10 @@ fn header_case(cipher: Cipher, backend: Backend, samples: usize) -> f64 {
         &rng.bytes(key_len),
         backend,
     ) else {
-        return 0.0;
+        return Measured {
+            t: 0.0,
+            diff_ns: 0.0,
+        };
     };
     let len = 64;
     // Short-header packets (the form bit is public and fixed): random
@@ -295,7 +309,7 @@ fn header_case(cipher: Cipher, backend: Backend, samples: usize) -> f64 {
 
 /// The positive control: a tag comparison that stops at the first
 /// differing byte, with the difference at byte 0 against byte 15.
-fn control(samples: usize) -> f64 {
+fn control(samples: usize) -> Measured {
     #[inline(never)]
     fn leaky_eq(a: &[u8; 16], b: &[u8; 16]) -> bool {
         // Byte by byte (`black_box` keeps the compiler from making it one
@@ -325,6 +339,17 @@ fn control(samples: usize) -> f64 {
     )
 }
 
+/// Prints one row and notes it if flagged.
+fn report(flagged: &mut Vec<String>, alg: &str, backend: Backend, case: &str, m: Measured) {
+    println!(
+        "| {alg} | {backend} | {case} | {:.1} | {:+.3} |",
+        m.t, m.diff_ns
+    );
+    if m.t >= THRESHOLD {
+        flagged.push(format!("{alg} on {backend}: {case}: |t| = {:.1}", m.t));
+    }
+}
+
 #[test]
 #[ignore = "timing: run in a release build by scripts/test.sh"]
 fn secret_inputs_do_not_change_the_time() {
@@ -332,11 +357,15 @@ fn secret_inputs_do_not_change_the_time() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(20_000);
-    let t = control(samples);
-    println!("control (early-exit tag comparison): |t| = {t:.1}");
+    let c = control(samples);
+    println!(
+        "control (early-exit tag comparison): |t| = {:.1}, difference {:.2} ns",
+        c.t, c.diff_ns
+    );
     assert!(
-        t >= THRESHOLD,
-        "the positive control was not flagged (|t| = {t:.1}): the method cannot see a difference here"
+        c.t >= THRESHOLD,
+        "the positive control was not flagged (|t| = {:.1}): the method cannot see a difference here",
+        c.t
     );
     let mut flagged = Vec::new();
     let algs = [
@@ -344,16 +373,19 @@ fn secret_inputs_do_not_change_the_time() {
         ("AES-256-GCM", Aes256Gcm::backends()),
         ("ChaCha20-Poly1305", ChaCha20Poly1305::backends()),
     ];
-    println!("| algorithm | backend | case | abs(t) |\n|---|---|---|---|");
+    println!("| algorithm | backend | case | abs(t) | difference (ns) |\n|---|---|---|---|---|");
+    // `TIMING_BACKENDS=a,b`: only the backends with those names.
+    let only = std::env::var("TIMING_BACKENDS").ok();
+    let wanted = |b: Backend| {
+        only.as_deref()
+            .is_none_or(|o| o.split(',').any(|n| n == b.name()))
+    };
     for (alg, (name, backends)) in algs.iter().enumerate() {
-        for &backend in backends {
+        for &backend in backends.iter().filter(|&&b| wanted(b)) {
             // 64 B: the short paths; 2 KiB: the batch loops.
             for len in [64, 2048] {
-                for (case, t) in aead_cases(alg, backend, len, samples) {
-                    println!("| {name} | {backend} | {case} | {t:.1} |");
-                    if t >= THRESHOLD {
-                        flagged.push(format!("{name} on {backend}: {case}: |t| = {t:.1}"));
-                    }
+                for (case, m) in aead_cases(alg, backend, len, samples) {
+                    report(&mut flagged, name, backend, &case, m);
                 }
             }
             let cipher = [
@@ -361,13 +393,8 @@ fn secret_inputs_do_not_change_the_time() {
                 Cipher::Aes256Gcm,
                 Cipher::ChaCha20Poly1305,
             ][alg];
-            let t = header_case(cipher, backend, samples);
-            println!("| {name} | {backend} | QUIC header protection | {t:.1} |");
-            if t >= THRESHOLD {
-                flagged.push(format!(
-                    "{name} on {backend}: header protection: |t| = {t:.1}"
-                ));
-            }
+            let m = header_case(cipher, backend, samples);
+            report(&mut flagged, name, backend, "QUIC header protection", m);
         }
     }
     assert!(
