@@ -40,7 +40,10 @@ CARGO_PROFILE_RELEASE_OPT_LEVEL=2 cargo test --release -p rustls-fusion --featur
 cargo test --release -p rustls-fusion --no-default-features --features ring,audit --test stack_residue
 
 step "constant time, measured: dudect-style timing of every backend this CPU runs, with a positive control (release)"
-cargo test --release -p rustls-fusion --features audit --test timing -- --ignored --nocapture --test-threads=1
+# Pinned to the last core where taskset exists (fewer migrations).
+pin=()
+if command -v taskset >/dev/null; then pin=(taskset -c "$(($(nproc) - 1))"); fi
+"${pin[@]}" cargo test --release -p rustls-fusion --features audit --test timing -- --ignored --nocapture --test-threads=1
 
 step "BoringSSL conformance matrix"
 scripts/conformance.sh --show-output
