@@ -132,9 +132,8 @@ fn measure<S>(
 /// the samples (up to a million; long runs repeat their own count), and
 /// only that |t| counts: a real difference grows with the samples (|t| by
 /// √10), while a burst of a shared VM's noise that happens to favour one
-/// class is averaged away (one such, |t| 18 at 20,000 samples and a 1 ns
-/// difference, read below 10 at 10⁷). `case(n)` measures `n` samples per
-/// class. Returns the last measurement.
+/// class is averaged away. `case(n)` measures `n` samples per class.
+/// Returns the last measurement.
 fn confirmed(samples: usize, mut case: impl FnMut(usize) -> Measured) -> Measured {
     let m = case(samples);
     if m.t < THRESHOLD {
