@@ -32,7 +32,10 @@ use std::hint::black_box;
 use std::sync::atomic::{fence, Ordering};
 use std::time::Instant;
 
-use rustls_fusion::aead::{Aes128Gcm, Aes256Gcm, Backend, ChaCha20Poly1305};
+mod common;
+
+use common::{Alg, Key, Rng, ALGS};
+use rustls_fusion::aead::Backend;
 use rustls_fusion::quic::{Cipher, Opener};
 
 /// |t| at or above this says the classes differ.
@@ -47,24 +50,6 @@ const THRESHOLD: f64 = 10.0;
 /// memcheck finds no branch or address depending on the ciphertext or
 /// plaintext of `X86Avx2`'s open (docs/security.md).
 const MIN_DIFF_NS: f64 = 2.5;
-
-/// A tiny deterministic generator (inputs only; nothing here is secret).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn bytes(&mut self, n: usize) -> Vec<u8> {
-        (0..n).map(|_| self.next() as u8).collect()
-    }
-    fn bit(&mut self) -> usize {
-        (self.next() >> 33) as usize & 1
-    }
-}
 
 /// Welch's t between the two classes, after cropping the slowest 10 % of
 /// the pooled samples (interrupts, migrations).
@@ -112,7 +97,7 @@ fn measure<S>(
         run(state, i & 1, i);
     }
     while times[0].len() < samples || times[1].len() < samples {
-        let class = rng.bit();
+        let class = rng.below(2);
         if times[class].len() == samples {
             continue;
         }
@@ -185,45 +170,13 @@ impl Pool {
     }
 }
 
-enum Key {
-    Aes128(Aes128Gcm),
-    Aes256(Aes256Gcm),
-    ChaCha(ChaCha20Poly1305),
-}
-
-impl Key {
-    fn new(alg: usize, key: &[u8], backend: Backend) -> Self {
-        match alg {
-            0 => Self::Aes128(Aes128Gcm::with_backend(key.try_into().unwrap(), backend).unwrap()),
-            1 => Self::Aes256(Aes256Gcm::with_backend(key.try_into().unwrap(), backend).unwrap()),
-            _ => Self::ChaCha(
-                ChaCha20Poly1305::with_backend(key.try_into().unwrap(), backend).unwrap(),
-            ),
-        }
-    }
-    fn seal(&self, nonce: &[u8; 12], buf: &mut [u8]) -> [u8; 16] {
-        match self {
-            Self::Aes128(k) => k.seal_in_place(nonce, b"hdr", buf),
-            Self::Aes256(k) => k.seal_in_place(nonce, b"hdr", buf),
-            Self::ChaCha(k) => k.seal_in_place(nonce, b"hdr", buf),
-        }
-    }
-    fn open(&self, nonce: &[u8; 12], buf: &mut [u8], tag: &[u8; 16]) -> bool {
-        match self {
-            Self::Aes128(k) => k.open_in_place(nonce, b"hdr", buf, tag).is_ok(),
-            Self::Aes256(k) => k.open_in_place(nonce, b"hdr", buf, tag).is_ok(),
-            Self::ChaCha(k) => k.open_in_place(nonce, b"hdr", buf, tag).is_ok(),
-        }
-    }
-}
-
 /// The AEAD cases of one algorithm and backend at one length: |t| each.
-fn aead_cases(alg: usize, backend: Backend, len: usize, samples: usize) -> Vec<(String, Measured)> {
-    let key_len = if alg == 0 { 16 } else { 32 };
-    let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ (len as u64) << 8 ^ alg as u64);
+fn aead_cases(alg: Alg, backend: Backend, len: usize, samples: usize) -> Vec<(String, Measured)> {
+    let key_len = alg.key_len();
+    let mut rng = Rng::new((len as u64) << 8 ^ alg as u64);
     let nonce = [7u8; 12];
     let fixed_key = rng.bytes(key_len);
-    let key = Key::new(alg, &fixed_key, backend);
+    let key = alg.key(&fixed_key, backend);
     let mut out = Vec::new();
 
     // Seal: zeros against random plaintexts (one key).
@@ -242,7 +195,7 @@ fn aead_cases(alg: usize, backend: Backend, len: usize, samples: usize) -> Vec<(
             &mut work,
             |w: &mut Vec<u8>, c, i| w.copy_from_slice(plain.get(c, i)),
             |w: &mut Vec<u8>, _, _| {
-                black_box(key.seal(&nonce, black_box(w)));
+                black_box(key.seal_in_place(&nonce, b"hdr", black_box(w)));
             },
         )
     });
@@ -266,12 +219,12 @@ fn aead_cases(alg: usize, backend: Backend, len: usize, samples: usize) -> Vec<(
             &mut state,
             |(w, k), c, i| {
                 *k = None;
-                *k = Some(Key::new(alg, &key_bytes[c][i % POOL], backend));
+                *k = Some(alg.key(&key_bytes[c][i % POOL], backend));
                 w.copy_from_slice(plain.get(1, 0));
             },
             |(w, k), _, _| {
                 let key = k.as_ref().expect("built in prepare");
-                black_box(key.seal(&nonce, black_box(w)));
+                black_box(key.seal_in_place(&nonce, b"hdr", black_box(w)));
             },
         )
     });
@@ -286,7 +239,7 @@ fn aead_cases(alg: usize, backend: Backend, len: usize, samples: usize) -> Vec<(
         } else {
             plain.get(c, i).to_vec()
         };
-        tags[c][i] = key.seal(&nonce, &mut b);
+        tags[c][i] = key.seal_in_place(&nonce, b"hdr", &mut b);
         b
     });
     let t = confirmed(samples, |n| {
@@ -296,7 +249,9 @@ fn aead_cases(alg: usize, backend: Backend, len: usize, samples: usize) -> Vec<(
             &mut work,
             |w: &mut Vec<u8>, c, i| w.copy_from_slice(sealed.get(c, i)),
             |w: &mut Vec<u8>, c, i| {
-                assert!(key.open(&nonce, black_box(w), &tags[c][i % POOL]));
+                assert!(key
+                    .open_in_place(&nonce, b"hdr", black_box(w), &tags[c][i % POOL])
+                    .is_ok());
             },
         )
     });
@@ -316,7 +271,9 @@ fn aead_cases(alg: usize, backend: Backend, len: usize, samples: usize) -> Vec<(
             &mut work,
             |w: &mut Vec<u8>, _, _| w.copy_from_slice(ct),
             |w: &mut Vec<u8>, c, _| {
-                assert!(!key.open(&nonce, black_box(w), &forged[c]));
+                assert!(key
+                    .open_in_place(&nonce, b"hdr", black_box(w), &forged[c])
+                    .is_err());
             },
         )
     });
@@ -325,9 +282,14 @@ fn aead_cases(alg: usize, backend: Backend, len: usize, samples: usize) -> Vec<(
 }
 
 /// QUIC header protection removal: one packet against random packets.
-fn header_case(cipher: Cipher, backend: Backend, samples: usize) -> Measured {
-    let mut rng = Rng(0x51ce_d00d);
-    let key_len = if cipher == Cipher::Aes128Gcm { 16 } else { 32 };
+fn header_case(alg: Alg, backend: Backend, samples: usize) -> Measured {
+    let mut rng = Rng::new(0x51ce_d00d);
+    let key_len = alg.key_len();
+    let cipher = match alg {
+        Alg::Aes128Gcm => Cipher::Aes128Gcm,
+        Alg::Aes256Gcm => Cipher::Aes256Gcm,
+        Alg::ChaCha20Poly1305 => Cipher::ChaCha20Poly1305,
+    };
     let iv = [9u8; 12];
     let Ok(opener) = Opener::with_backend(
         cipher,
@@ -385,7 +347,7 @@ fn control(samples: usize) -> Measured {
         }
         true
     }
-    let mut rng = Rng(0x00c0_ffee);
+    let mut rng = Rng::new(0x00c0_ffee);
     let tag: [u8; 16] = rng.bytes(16).try_into().unwrap();
     let forged = [0, 15].map(|pos| {
         let mut t = tag;
@@ -435,11 +397,6 @@ fn secret_inputs_do_not_change_the_time() {
         c.t
     );
     let mut flagged = Vec::new();
-    let algs = [
-        ("AES-128-GCM", Aes128Gcm::backends()),
-        ("AES-256-GCM", Aes256Gcm::backends()),
-        ("ChaCha20-Poly1305", ChaCha20Poly1305::backends()),
-    ];
     println!("| algorithm | backend | case | abs(t) | difference (ns) |\n|---|---|---|---|---|");
     // `TIMING_BACKENDS=a,b`: only the backends with those names.
     let only = std::env::var("TIMING_BACKENDS").ok();
@@ -447,20 +404,20 @@ fn secret_inputs_do_not_change_the_time() {
         only.as_deref()
             .is_none_or(|o| o.split(',').any(|n| n == b.name()))
     };
-    for (alg, (name, backends)) in algs.iter().enumerate() {
-        for &backend in backends.iter().filter(|&&b| wanted(b)) {
+    for alg in ALGS {
+        let name = match alg {
+            Alg::Aes128Gcm => "AES-128-GCM",
+            Alg::Aes256Gcm => "AES-256-GCM",
+            Alg::ChaCha20Poly1305 => "ChaCha20-Poly1305",
+        };
+        for backend in alg.backends().into_iter().filter(|&b| wanted(b)) {
             // 64 B: the short paths; 2 KiB: the batch loops.
             for len in [64, 2048] {
                 for (case, m) in aead_cases(alg, backend, len, samples) {
                     report(&mut flagged, name, backend, &case, m);
                 }
             }
-            let cipher = [
-                Cipher::Aes128Gcm,
-                Cipher::Aes256Gcm,
-                Cipher::ChaCha20Poly1305,
-            ][alg];
-            let m = header_case(cipher, backend, samples);
+            let m = header_case(alg, backend, samples);
             report(&mut flagged, name, backend, "QUIC header protection", m);
         }
     }

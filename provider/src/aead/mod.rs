@@ -218,14 +218,15 @@ pub(crate) trait Engine: Sized + Send + Sync {
         list
     }
 
-    /// The first of [`Self::backends`], without allocating (once per key).
+    /// The first of [`Self::backends`], without allocating (once per key):
+    /// the first in `ORDER` that runs and is not demoted (`Base`, last, is
+    /// never demoted, so a demoted backend always has one to move below).
     fn best() -> Backend {
-        let mut runs = Self::ORDER.iter().copied().filter(|&b| Self::runs(b));
-        match (runs.next(), runs.next()) {
-            (Some(first), Some(second)) if Self::demoted(first) => second,
-            (Some(first), _) => first,
-            (None, _) => Backend::Base,
-        }
+        Self::ORDER
+            .iter()
+            .copied()
+            .find(|&b| Self::runs(b) && !Self::demoted(b))
+            .unwrap_or(Backend::Base)
     }
 
     /// Builds the key context on `backend`, or `None` if it cannot run here.

@@ -344,98 +344,39 @@ mod tests {
                 for len in [0, 1, 16, 17, 100, 127, 128, 129, 300, 512, 1000, 4096 + 3] {
                     let pt: Vec<u8> = (0..len).map(|i| i as u8).collect();
                     let want = reference(key, j0, aad, &pt);
+                    // One build's seal from `j0`: its module's key for this key size.
+                    macro_rules! sealed {
+                        ($($m:ident)::+) => {{
+                            let mut buf = pt.clone();
+                            let mut stack = crate::aead::secret::SetupStack::new();
+                            let tag = match key.len() {
+                                16 => $($m)::+::Key::<10>::new(key, &mut stack)
+                                    .unwrap()
+                                    .seal_with_j0(&j0, aad, &mut buf),
+                                _ => $($m)::+::Key::<14>::new(key, &mut stack)
+                                    .unwrap()
+                                    .seal_with_j0(&j0, aad, &mut buf),
+                            };
+                            (buf, tag)
+                        }};
+                    }
                     let mut got = Vec::new();
                     if cpu.aes_clmul_avx {
-                        let mut buf = pt.clone();
-                        let tag = match key.len() {
-                            16 => x86_aesni::avx::Key::<10>::new(
-                                key,
-                                &mut crate::aead::secret::SetupStack::new(),
-                            )
-                            .unwrap()
-                            .seal_with_j0(&j0, aad, &mut buf),
-                            _ => x86_aesni::avx::Key::<14>::new(
-                                key,
-                                &mut crate::aead::secret::SetupStack::new(),
-                            )
-                            .unwrap()
-                            .seal_with_j0(&j0, aad, &mut buf),
-                        };
-                        got.push(("aes-ni", buf, tag));
+                        got.push(("aes-ni", sealed!(x86_aesni::avx)));
                     }
                     if cpu.aes_clmul {
                         // The SSE-only build of the AES-NI engine, which
                         // detection picks only on CPUs without AVX.
-                        let mut buf = pt.clone();
-                        let tag = match key.len() {
-                            16 => x86_aesni::sse::Key::<10>::new(
-                                key,
-                                &mut crate::aead::secret::SetupStack::new(),
-                            )
-                            .unwrap()
-                            .seal_with_j0(&j0, aad, &mut buf),
-                            _ => x86_aesni::sse::Key::<14>::new(
-                                key,
-                                &mut crate::aead::secret::SetupStack::new(),
-                            )
-                            .unwrap()
-                            .seal_with_j0(&j0, aad, &mut buf),
-                        };
-                        got.push(("aes-ni sse", buf, tag));
+                        got.push(("aes-ni sse", sealed!(x86_aesni::sse)));
                     }
                     if cpu.vaes_clmul256 {
-                        let mut buf = pt.clone();
-                        let tag = match key.len() {
-                            16 => x86_vaes::Key::<10>::new(
-                                key,
-                                &mut crate::aead::secret::SetupStack::new(),
-                            )
-                            .unwrap()
-                            .seal_with_j0(&j0, aad, &mut buf),
-                            _ => x86_vaes::Key::<14>::new(
-                                key,
-                                &mut crate::aead::secret::SetupStack::new(),
-                            )
-                            .unwrap()
-                            .seal_with_j0(&j0, aad, &mut buf),
-                        };
-                        got.push(("vaes", buf, tag));
+                        got.push(("vaes", sealed!(x86_vaes)));
                     }
                     if cpu.vaes_clmul512 {
-                        let mut buf = pt.clone();
-                        let tag = match key.len() {
-                            16 => x86_vaes512::schoolbook::Key::<10>::new(
-                                key,
-                                &mut crate::aead::secret::SetupStack::new(),
-                            )
-                            .unwrap()
-                            .seal_with_j0(&j0, aad, &mut buf),
-                            _ => x86_vaes512::schoolbook::Key::<14>::new(
-                                key,
-                                &mut crate::aead::secret::SetupStack::new(),
-                            )
-                            .unwrap()
-                            .seal_with_j0(&j0, aad, &mut buf),
-                        };
-                        got.push(("vaes512", buf, tag));
-                        let mut buf = pt.clone();
-                        let tag = match key.len() {
-                            16 => x86_vaes512::karatsuba::Key::<10>::new(
-                                key,
-                                &mut crate::aead::secret::SetupStack::new(),
-                            )
-                            .unwrap()
-                            .seal_with_j0(&j0, aad, &mut buf),
-                            _ => x86_vaes512::karatsuba::Key::<14>::new(
-                                key,
-                                &mut crate::aead::secret::SetupStack::new(),
-                            )
-                            .unwrap()
-                            .seal_with_j0(&j0, aad, &mut buf),
-                        };
-                        got.push(("vaes512-karatsuba", buf, tag));
+                        got.push(("vaes512", sealed!(x86_vaes512::schoolbook)));
+                        got.push(("vaes512-karatsuba", sealed!(x86_vaes512::karatsuba)));
                     }
-                    for (name, ct, tag) in got {
+                    for (name, (ct, tag)) in got {
                         assert_eq!(
                             (ct, tag),
                             want,
