@@ -45,52 +45,11 @@ cpufeatures::new!(cpuid_avx, "avx");
 
 #[cfg(target_arch = "x86_64")]
 impl Features {
-    /// This CPU's features: detected once, then one atomic load (key setup
-    /// asks for them on every key).
+    /// This CPU's features: detected once, then one atomic load and a copy
+    /// (key setup asks for them once per backend it considers).
     pub(crate) fn get() -> Self {
-        use core::sync::atomic::{AtomicU16, Ordering};
-        /// Bit `i`: field `i` of [`Self::bits`]; `DETECTED`: filled in.
-        static CACHE: AtomicU16 = AtomicU16::new(0);
-        const DETECTED: u16 = 1 << 15;
-        let cached = CACHE.load(Ordering::Relaxed);
-        if cached & DETECTED != 0 {
-            return Self::from_bits(cached);
-        }
-        let features = Self::detect();
-        CACHE.store(features.bits() | DETECTED, Ordering::Relaxed);
-        features
-    }
-
-    fn bits(self) -> u16 {
-        [
-            self.aes_clmul,
-            self.aes_clmul_avx,
-            self.avx2,
-            self.vaes_clmul256,
-            self.vaes_clmul512,
-            self.avx512,
-            self.avx512ifma,
-            self.ssse3,
-            self.clmul512_half_rate,
-        ]
-        .iter()
-        .enumerate()
-        .fold(0, |bits, (i, &on)| bits | (u16::from(on) << i))
-    }
-
-    fn from_bits(bits: u16) -> Self {
-        let on = |i: u16| bits & (1 << i) != 0;
-        Self {
-            aes_clmul: on(0),
-            aes_clmul_avx: on(1),
-            avx2: on(2),
-            vaes_clmul256: on(3),
-            vaes_clmul512: on(4),
-            avx512: on(5),
-            avx512ifma: on(6),
-            ssse3: on(7),
-            clmul512_half_rate: on(8),
-        }
+        static CACHE: std::sync::OnceLock<Features> = std::sync::OnceLock::new();
+        *CACHE.get_or_init(Self::detect)
     }
 
     /// Asks `cpufeatures` and `std` (each caches its own answers).

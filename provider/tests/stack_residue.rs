@@ -742,6 +742,67 @@ fn no_quic_key_material_left_on_the_stack() {
     assert_none_found(&failures);
 }
 
+/// QUIC keys made through rustls (`quic::Algorithm::packet_key` and
+/// `header_protection_key`; AES-256-GCM and ChaCha20-Poly1305, whose keys
+/// `AeadKey::from` makes), whose engine keys our provider builds inline
+/// in the box it returns: for every suite and backend, searched for what
+/// key setup derives (round keys after the first, H and its powers; for
+/// ChaCha20 the broadcast key words). Not the raw key: rustls passes it by
+/// value, so the caller's frames hold copies of it that are not ours.
+#[test]
+fn no_rustls_quic_key_material_left_on_the_stack() {
+    use rustls::crypto::cipher::{AeadKey, Iv};
+    use rustls::CipherSuite;
+    let suites = [
+        (
+            CipherSuite::TLS13_AES_256_GCM_SHA384,
+            true,
+            Aes256Gcm::backends(),
+        ),
+        (
+            CipherSuite::TLS13_CHACHA20_POLY1305_SHA256,
+            false,
+            ChaCha20Poly1305::backends(),
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (id, aes, backends) in suites {
+        for (bi, b) in backends.into_iter().enumerate() {
+            let builder = rustls_fusion::ProviderBuilder::new().hardening(hardening(b));
+            let builder = if aes {
+                builder.aes_gcm(b)
+            } else {
+                builder.chacha20_poly1305(b)
+            };
+            let provider = builder.build().expect("a backend this CPU runs");
+            let quic = provider
+                .cipher_suites
+                .iter()
+                .find(|s| s.suite() == id)
+                .and_then(|s| s.tls13())
+                .and_then(|s| s.quic)
+                .expect("a QUIC-capable TLS 1.3 suite");
+            let key = random_bytes(32, 0x9a + bi as u64);
+            let mut secrets = key_secrets(aes, &key);
+            secrets
+                .0
+                .retain(|(name, _)| !name.starts_with("key[") && !name.starts_with("round key 0["));
+            let k: [u8; 32] = key.try_into().unwrap();
+            let (keys, dead) = residue(move || {
+                let hp = quic.header_protection_key(AeadKey::from(k));
+                let packet = quic.packet_key(AeadKey::from(k), Iv::new([7; 12]));
+                (hp, packet)
+            });
+            for f in secrets.found_in(&dead) {
+                failures.push(format!("rustls QUIC {id:?} {b} key setup: {f}"));
+            }
+            drop(keys);
+            println!("rustls QUIC {id:?}: dead stack searched on {b}");
+        }
+    }
+    assert_none_found(&failures);
+}
+
 fn assert_none_found(failures: &[String]) {
     assert!(
         failures.is_empty(),

@@ -17,61 +17,61 @@ use ring::aead::quic as base_quic;
 
 #[cfg(target_arch = "x86_64")]
 use super::aes_gcm::{ExtraKeys, RoundKeys};
-use super::secret::SetupStack;
 #[cfg(target_arch = "x86_64")]
-use super::ChaCha20Poly1305;
+use super::chacha20_poly1305::Blocks;
+use super::secret::SetupStack;
 use super::{Algorithm, Backend, Hardening, TAG_LEN};
 
-/// A block-function key on one backend.
+/// A block-function key on one backend. Our engines' keys are inline (no
+/// allocation of their own): a `BlockKey` is made only in its holder's
+/// box, by [`BlockKey::boxed`].
 pub(crate) enum BlockKey {
     #[cfg(target_arch = "x86_64")]
     Aes128(RoundKeys<10>),
     #[cfg(target_arch = "x86_64")]
     Aes256(RoundKeys<14>),
-    /// A ChaCha20-Poly1305 key on one of our x86 engines (its key words
-    /// are the block function's key).
+    /// ChaCha20 on the width of one of our x86 engines.
     #[cfg(target_arch = "x86_64")]
-    ChaCha20(ChaCha20Poly1305),
+    ChaCha20(Blocks),
     /// Boxed: the libraries keep their key schedules inline. The flag:
     /// scrub the stack after each mask ([`Hardening::scrub_base_stack`]).
     Base(Box<base_quic::HeaderProtectionKey>, bool),
 }
 
 impl BlockKey {
-    /// The key for `alg`'s block function on the engine family of `backend` (the backend of
-    /// the AEAD it goes with): our AES-NI code for the x86 AES-GCM
-    /// backends, the ChaCha20 engine's width for the x86 ChaCha20 backends,
-    /// the base provider's for `Base`. `None` if this CPU cannot run it, or
-    /// `backend` is not one of `alg`'s.
+    /// `wrap` of the key for `alg`'s block function on the engine family of
+    /// `backend` (the backend of the AEAD it goes with), boxed: our AES-NI
+    /// code for the x86 AES-GCM backends, the ChaCha20 engine's width for
+    /// the x86 ChaCha20 backends, the base provider's for `Base` and
+    /// wherever ours cannot run. Key, holder and box are made in one setup
+    /// frame, scrubbed after ([`super::secret::set_up`]): moving the
+    /// inline key into the box leaves no copy outside that scrub.
     ///
     /// # Panics
     /// If `key` is not `alg.key_len()` bytes.
-    pub(crate) fn new(
+    #[inline(always)]
+    pub(crate) fn boxed<T>(
         alg: Algorithm,
         key: &[u8],
         backend: Backend,
         hardening: Hardening,
-    ) -> Option<Self> {
-        let mut stack = SetupStack::new();
-        let made = Self::make(alg, key, backend, hardening, &mut stack);
-        super::secret::scrub_after_setup(stack, backend, hardening);
-        made
+        wrap: impl FnOnce(Self) -> T,
+    ) -> Box<T> {
+        assert_eq!(key.len(), alg.key_len(), "block key length");
+        super::secret::set_up(backend, hardening, |stack| {
+            let made = match Self::ours(alg, key, backend, stack) {
+                Some(k) => k,
+                None => Self::base(alg, key, hardening),
+            };
+            Box::new(wrap(made))
+        })
     }
 
-    /// Never inlined: the key's temporaries stay in frames below `new`'s,
-    /// where its scrub reaches them.
+    /// Our block function for `backend`'s engine family, if it runs here.
+    /// Never inlined, as [`Self::base`] is: the base provider's key is a
+    /// large temporary, which in the setup frame would deepen its scrub.
     #[inline(never)]
-    fn make(
-        alg: Algorithm,
-        key: &[u8],
-        backend: Backend,
-        hardening: Hardening,
-        stack: &mut SetupStack,
-    ) -> Option<Self> {
-        // Off x86-64 only `Base` runs, which marks no frame.
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = stack;
-        assert_eq!(key.len(), alg.key_len(), "block key length");
+    fn ours(alg: Algorithm, key: &[u8], backend: Backend, stack: &mut SetupStack) -> Option<Self> {
         #[cfg(target_arch = "x86_64")]
         {
             let aes = matches!(
@@ -81,33 +81,37 @@ impl BlockKey {
                     | Backend::X86Vaes512
                     | Backend::X86Vaes512Karatsuba
             );
-            let chacha = matches!(
-                backend,
-                Backend::X86Ssse3 | Backend::X86Avx2 | Backend::X86Avx512 | Backend::X86Avx512Ifma
-            );
             match alg {
-                Algorithm::Aes128Gcm if aes => return RoundKeys::new(key, stack).map(Self::Aes128),
-                Algorithm::Aes256Gcm if aes => return RoundKeys::new(key, stack).map(Self::Aes256),
-                Algorithm::ChaCha20Poly1305 if chacha => {
+                Algorithm::Aes128Gcm if aes => RoundKeys::new(key, stack).map(Self::Aes128),
+                Algorithm::Aes256Gcm if aes => RoundKeys::new(key, stack).map(Self::Aes256),
+                Algorithm::ChaCha20Poly1305 => {
                     let key = key.try_into().expect("32-byte key");
-                    return ChaCha20Poly1305::build(key, backend, Hardening::NONE, stack)
-                        .map(Self::ChaCha20);
+                    Blocks::new(key, backend, stack).map(Self::ChaCha20)
                 }
-                _ => {}
+                _ => None,
             }
         }
-        if backend != Backend::Base {
-            return None;
+        // Off x86-64 only `Base` runs.
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let _ = (alg, key, backend, stack);
+            None
         }
+    }
+
+    /// The base provider's block function.
+    #[inline(never)]
+    #[cold]
+    fn base(alg: Algorithm, key: &[u8], hardening: Hardening) -> Self {
         let alg = match alg {
             Algorithm::Aes128Gcm => &base_quic::AES_128,
             Algorithm::Aes256Gcm => &base_quic::AES_256,
             Algorithm::ChaCha20Poly1305 => &base_quic::CHACHA20,
         };
-        Some(Self::Base(
+        Self::Base(
             Box::new(base_quic::HeaderProtectionKey::new(alg, key).expect("key length checked")),
             hardening.scrubs_base_stack(),
-        ))
+        )
     }
 
     /// The first five bytes of the block function of each input.
@@ -122,10 +126,7 @@ impl BlockKey {
             #[cfg(target_arch = "x86_64")]
             Self::Aes256(k) => k.encrypt_prefix(inputs, out),
             #[cfg(target_arch = "x86_64")]
-            Self::ChaCha20(k) => k
-                .engines()
-                .blocks(inputs, out)
-                .expect("an x86 engine: `new` only makes those"),
+            Self::ChaCha20(k) => k.apply(inputs, out),
             Self::Base(k, scrub) => {
                 for (i, o) in inputs.iter().zip(out) {
                     *o = k.new_mask(i).expect("16-byte sample");

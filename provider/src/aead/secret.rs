@@ -179,6 +179,29 @@ pub(crate) fn scrub_after_setup(
     }
 }
 
+/// Builds a key and what holds it, up to the allocation it lives in, in a
+/// never-inlined frame (`make`, which marks the setup's deepest frame in
+/// the [`SetupStack`] it is given), then scrubs as [`scrub_after_setup`]
+/// does. Every copy the compiler makes while moving key data into that
+/// allocation lies in frames below the caller's, within the scrub: for a
+/// key kept inline in the object a caller boxes (rustls's header-protection
+/// keys), the box must be made inside `make`, not after it returns.
+#[inline(always)]
+pub(crate) fn set_up<T>(
+    backend: super::Backend,
+    hardening: super::Hardening,
+    make: impl FnOnce(&mut SetupStack) -> T,
+) -> T {
+    #[inline(never)]
+    fn in_frame<T>(stack: &mut SetupStack, make: impl FnOnce(&mut SetupStack) -> T) -> T {
+        make(stack)
+    }
+    let mut stack = SetupStack::new();
+    let made = in_frame(&mut stack, make);
+    scrub_after_setup(stack, backend, hardening);
+    made
+}
+
 /// Compares two tags in constant time. The result is an open's
 /// accept/reject: the one secret-derived value the engines let steer a
 /// branch (declassified for the valgrind constant-time check).

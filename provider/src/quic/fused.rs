@@ -8,7 +8,7 @@ use zeroize::{Zeroize, Zeroizing};
 use super::guard::PacketNumberGuard;
 use super::header::xor_mask;
 use super::limits::Budget;
-use super::{block_key, nonce, Cipher};
+use super::{nonce, Cipher};
 use crate::aead::{sample_of, AnyKey, Backend, BlockKey, Hardening, NONCE_LEN, TAG_LEN};
 use crate::nonce_guard::NonceError;
 
@@ -100,6 +100,9 @@ pub struct HeaderInfo {
     pub header_len: usize,
 }
 
+/// A packet key, its header-protection key and the IV.
+type Keys = (AnyKey, Box<BlockKey>, Zeroizing<[u8; NONCE_LEN]>);
+
 fn keys(
     cipher: Cipher,
     key: &[u8],
@@ -107,12 +110,12 @@ fn keys(
     hp: &[u8],
     backend: Option<Backend>,
     hardening: Hardening,
-) -> Result<(AnyKey, BlockKey, Zeroizing<[u8; NONCE_LEN]>), QuicError> {
+) -> Result<Keys, QuicError> {
     if key.len() != cipher.key_len() || hp.len() != cipher.key_len() {
         return Err(QuicError::KeyLength);
     }
     let aead = AnyKey::new(cipher, key, backend, hardening).ok_or(QuicError::BackendUnavailable)?;
-    let hp = block_key(cipher, hp, aead.backend(), hardening);
+    let hp = BlockKey::boxed(cipher, hp, aead.backend(), hardening, |k| k);
     Ok((aead, hp, Zeroizing::new(*iv)))
 }
 
@@ -164,7 +167,8 @@ fn layout(packet: &[u8], pn_offset: usize, pn: u64) -> Result<Layout, QuicError>
 /// header-protection key and the packet-number guard.
 pub struct Sealer {
     aead: AnyKey,
-    hp: BlockKey,
+    /// Boxed: moving a `Sealer` or `Opener` moves a pointer, not round keys.
+    hp: Box<BlockKey>,
     iv: Zeroizing<[u8; NONCE_LEN]>,
     guard: PacketNumberGuard,
     sealed: Budget,
@@ -357,7 +361,8 @@ impl fmt::Debug for Sealer {
 /// (packets reorder; duplicate suppression follows decryption).
 pub struct Opener {
     aead: AnyKey,
-    hp: BlockKey,
+    /// Boxed: moving a `Sealer` or `Opener` moves a pointer, not round keys.
+    hp: Box<BlockKey>,
     iv: Zeroizing<[u8; NONCE_LEN]>,
     failed: Budget,
 }

@@ -56,7 +56,7 @@ pub(crate) use self::rustls::QuicAlgorithm;
 /// name for the three algorithms, [`aead::Algorithm`](crate::aead::Algorithm).
 pub use crate::aead::Algorithm as Cipher;
 
-use crate::aead::{Backend, BlockKey, Hardening, NONCE_LEN};
+use crate::aead::NONCE_LEN;
 
 /// RFC 9001 §5.3 (and the multipath draft): `iv XOR (BE32(path_id) ‖
 /// BE64(pn))`.
@@ -69,11 +69,4 @@ fn nonce(iv: &[u8; NONCE_LEN], path_id: u32, pn: u64) -> [u8; NONCE_LEN] {
         *b ^= p;
     }
     n
-}
-
-/// The header-protection key that goes with a packet key on `backend`.
-fn block_key(cipher: Cipher, hp: &[u8], backend: Backend, hardening: Hardening) -> BlockKey {
-    BlockKey::new(cipher, hp, backend, hardening)
-        .or_else(|| BlockKey::new(cipher, hp, Backend::Base, hardening))
-        .expect("the base provider's header protection runs everywhere")
 }

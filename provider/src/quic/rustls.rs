@@ -11,7 +11,7 @@ use zeroize::{Zeroize, Zeroizing};
 
 use super::guard::PacketNumberGuard;
 use super::header::xor_mask;
-use super::{block_key, nonce, Cipher, SAMPLE_LEN};
+use super::{nonce, Cipher, SAMPLE_LEN};
 use crate::aead::{AnyKey, Backend, BlockKey, Hardening, NONCE_LEN, TAG_LEN};
 
 /// A suite's `rustls::quic::Algorithm`: which cipher, which backend
@@ -46,12 +46,13 @@ impl quic::Algorithm for QuicAlgorithm {
     fn header_protection_key(&self, key: AeadKey) -> Box<dyn quic::HeaderProtectionKey> {
         // The engine family of the packet keys this suite makes.
         let backend = self.backend.unwrap_or_else(|| self.cipher.best_backend());
-        Box::new(HeaderProtectionKey(block_key(
+        BlockKey::boxed(
             self.cipher,
             key.as_ref(),
             backend,
             self.hardening,
-        )))
+            HeaderProtectionKey,
+        )
     }
 
     fn aead_key_len(&self) -> usize {

@@ -60,21 +60,46 @@ macro_rules! each_engine {
     };
 }
 
-impl Engines {
+/// ChaCha20's block function on one of our x86 engines' widths (QUIC
+/// header protection, RFC 9001 §5.4.4): the key words inline, with no
+/// allocation of its own.
+#[cfg(target_arch = "x86_64")]
+pub(crate) enum Blocks {
+    Avx2(x86_avx2::Blocks),
+    Avx512(x86_avx512::Blocks),
+    Avx512Ifma(x86_avx512_ifma::Blocks),
+    Ssse3(x86_ssse3::Blocks),
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Blocks {
+    /// The block function on the width of `backend`'s engine, or `None` if
+    /// `backend` is not one of our x86 ChaCha20 engines or cannot run here.
+    /// Marks its frame in `stack`.
+    pub(crate) fn new(key: &[u8; 32], backend: Backend, stack: &mut SetupStack) -> Option<Self> {
+        match backend {
+            Backend::X86Avx2 => x86_avx2::Blocks::new(key, stack).map(Self::Avx2),
+            Backend::X86Avx512 => x86_avx512::Blocks::new(key, stack).map(Self::Avx512),
+            Backend::X86Avx512Ifma => {
+                x86_avx512_ifma::Blocks::new(key, stack).map(Self::Avx512Ifma)
+            }
+            Backend::X86Ssse3 => x86_ssse3::Blocks::new(key, stack).map(Self::Ssse3),
+            _ => None,
+        }
+    }
+
     /// The first `B` bytes of the ChaCha20 block of each 16-byte
-    /// `LE32(counter) ‖ nonce` input (RFC 8439 §2.3), on this key's engine
-    /// (header protection, RFC 9001 §5.4.4); `None` on `Base`, which has
-    /// no such call.
+    /// `LE32(counter) ‖ nonce` input (RFC 8439 §2.3).
     ///
     /// # Panics
     /// If the lengths differ, or `B > 16`.
-    #[cfg(target_arch = "x86_64")]
-    pub(crate) fn blocks<const B: usize>(
-        &self,
-        inputs: &[[u8; 16]],
-        out: &mut [[u8; B]],
-    ) -> Option<()> {
-        each_engine!(self, k => { k.blocks(inputs, out); Some(()) }, _b => None)
+    pub(crate) fn apply<const B: usize>(&self, inputs: &[[u8; 16]], out: &mut [[u8; B]]) {
+        match self {
+            Self::Avx2(k) => k.apply(inputs, out),
+            Self::Avx512(k) => k.apply(inputs, out),
+            Self::Avx512Ifma(k) => k.apply(inputs, out),
+            Self::Ssse3(k) => k.apply(inputs, out),
+        }
     }
 }
 
@@ -171,14 +196,6 @@ impl Engine for Engines {
     }
 }
 
-impl ChaCha20Poly1305 {
-    /// The engine behind this key (for header-protection blocks).
-    #[cfg(target_arch = "x86_64")]
-    pub(crate) fn engines(&self) -> &Engines {
-        &self.0
-    }
-}
-
 aead_type!(
     /// ChaCha20-Poly1305: 32-byte key, 12-byte nonce, 16-byte tag.
     ChaCha20Poly1305,
@@ -188,7 +205,8 @@ aead_type!(
 
 #[cfg(all(test, target_arch = "x86_64"))]
 mod tests {
-    use super::ChaCha20Poly1305;
+    use super::{Blocks, ChaCha20Poly1305};
+    use crate::aead::secret::SetupStack;
 
     /// Independent blocks (header protection): RFC 8439 §2.3.2's block, and
     /// random inputs against RustCrypto's ChaCha20 seeked to each input's
@@ -210,19 +228,19 @@ mod tests {
             (seed >> 56) as u8
         };
         for backend in ChaCha20Poly1305::backends() {
-            let k = ChaCha20Poly1305::with_backend(&key, backend).unwrap();
-            let mut out = [[0u8; 16]];
-            if k.engines().blocks(&[input], &mut out).is_none() {
+            let Some(k) = Blocks::new(&key, backend, &mut SetupStack::new()) else {
                 continue; // Base: no block call
-            }
+            };
+            let mut out = [[0u8; 16]];
+            k.apply(&[input], &mut out);
             assert_eq!(out[0], want, "{backend}");
             for n in 0..=40 {
                 let inputs: Vec<[u8; 16]> =
                     (0..n).map(|_| core::array::from_fn(|_| byte())).collect();
                 let mut out = vec![[0u8; 16]; n];
-                k.engines().blocks(&inputs, &mut out).unwrap();
+                k.apply(&inputs, &mut out);
                 let mut five = vec![[0u8; 5]; n];
-                k.engines().blocks(&inputs, &mut five).unwrap();
+                k.apply(&inputs, &mut five);
                 for ((i, o), f) in inputs.iter().zip(&out).zip(&five) {
                     let counter = u32::from_le_bytes(i[..4].try_into().unwrap());
                     let mut c = chacha20::ChaCha20::new(&key.into(), i[4..].try_into().unwrap());

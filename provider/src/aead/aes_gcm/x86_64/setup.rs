@@ -108,8 +108,10 @@ pub(crate) unsafe fn expand<V: Lanes, const NR: usize, const P: usize, const X: 
 }
 
 /// AES round keys on their own (AES-ECB, and the extra block of
-/// `seal_with_block`); zeroized on drop.
-pub(crate) struct RoundKeys<const NR: usize>(Box<Aligned<15>>);
+/// `seal_with_block`), inline: they live in their holder's allocation,
+/// built inside the holder's setup frame (`aead::secret::set_up`), whose
+/// scrub covers their moves; zeroized on drop.
+pub(crate) struct RoundKeys<const NR: usize>(Aligned<15>);
 
 /// Entries 16-byte aligned, for the wipe on drop.
 #[repr(C, align(16))]
@@ -126,8 +128,7 @@ impl<const NR: usize> RoundKeys<NR> {
         if !crate::cpu::Features::get().aes_clmul {
             return None;
         }
-        // Uninitialised (`malloc`, not `calloc`): `expand_round_keys` writes it all.
-        let mut rk = Box::<Aligned<15>>::new_uninit();
+        let mut rk = core::mem::MaybeUninit::<Aligned<15>>::uninit();
         // SAFETY: AES-NI was detected and the key length checked; `expand_round_keys` writes
         // all 15 entries, so `rk` is initialised after it.
         unsafe {

@@ -158,30 +158,66 @@ impl<E: Entry> Key<E> {
         };
         check(expected, tag, buf)
     }
+}
+
+/// ChaCha20's block function alone (QUIC header protection) on backend
+/// `E`: the key words inline, so it lives in its holder's allocation
+/// (built inside the holder's setup frame, whose scrub covers its moves:
+/// `aead::secret::set_up`), zeroized on drop. Exists only where `E` was
+/// detected.
+pub(crate) struct Blocks<E: Entry>(Zeroizing<[u32; 8]>, core::marker::PhantomData<E>);
+
+impl<E: Entry> Blocks<E> {
+    /// `None` unless this CPU has the backend's features.
+    pub(crate) fn new(key: &[u8; 32], stack: &mut SetupStack) -> Option<Self> {
+        if !E::detected() {
+            return None;
+        }
+        stack.mark();
+        let words =
+            core::array::from_fn(|i| u32::from_le_bytes(core::array::from_fn(|j| key[4 * i + j])));
+        Some(Self(Zeroizing::new(words), core::marker::PhantomData))
+    }
 
     /// The first `B` bytes of the ChaCha20 block of each 16-byte
     /// `counter ‖ nonce` input (RFC 8439 §2.3).
     ///
     /// # Panics
     /// If the lengths differ, or `B > 16`.
-    pub(crate) fn blocks<const B: usize>(&self, inputs: &[[u8; 16]], out: &mut [[u8; B]]) {
-        assert!(inputs.len() == out.len() && B <= 16, "one output per input");
-        if let ([input], [o]) = (inputs, &mut *out) {
-            // One input: in general registers (`scalar.rs`), in a frame of
-            // its own whose spills the scrub reaches.
-            #[inline(never)]
-            fn one<const B: usize>(key: &[u32; 8], input: &[u8; 16], o: &mut [u8; B]) {
-                *o = super::super::scalar::block_prefix(key, input);
-            }
-            one(&self.0, input, o);
-            secret::scrub_stack::<{ secret::CHACHA20_ONE_BLOCK }>();
-            return;
-        }
-        // SAFETY: as for `seal`.
-        unsafe { E::blocks(&self.0, inputs, out) };
-        // Several inputs are vertical passes, whose rows spill.
-        E::scrub_blocks();
+    pub(crate) fn apply<const B: usize>(&self, inputs: &[[u8; 16]], out: &mut [[u8; B]]) {
+        // SAFETY: a `Blocks` exists only where `new` detected the features.
+        unsafe { blocks::<E, B>(&self.0, inputs, out) }
     }
+}
+
+/// The first `B` bytes of the ChaCha20 block of each input under `key`.
+///
+/// # Safety
+/// `E::detected()` returned true.
+///
+/// # Panics
+/// If the lengths differ, or `B > 16`.
+unsafe fn blocks<E: Entry, const B: usize>(
+    key: &[u32; 8],
+    inputs: &[[u8; 16]],
+    out: &mut [[u8; B]],
+) {
+    assert!(inputs.len() == out.len() && B <= 16, "one output per input");
+    if let ([input], [o]) = (inputs, &mut *out) {
+        // One input: in general registers (`scalar.rs`), in a frame of
+        // its own whose spills the scrub reaches.
+        #[inline(never)]
+        fn one<const B: usize>(key: &[u32; 8], input: &[u8; 16], o: &mut [u8; B]) {
+            *o = super::super::scalar::block_prefix(key, input);
+        }
+        one(key, input, o);
+        secret::scrub_stack::<{ secret::CHACHA20_ONE_BLOCK }>();
+        return;
+    }
+    // SAFETY: `E` was detected (this fn's contract).
+    unsafe { E::blocks(key, inputs, out) };
+    // Several inputs are vertical passes, whose rows spill.
+    E::scrub_blocks();
 }
 
 /// Implements [`Entry`] for a new backend type `Entry` (which has no
@@ -205,6 +241,9 @@ macro_rules! x86_backend {
 
         /// A ChaCha20-Poly1305 key on this backend.
         pub(crate) type Key = $crate::aead::chacha20_poly1305::x86_64::Key<Entry>;
+
+        /// The ChaCha20 block function on this backend.
+        pub(crate) type Blocks = $crate::aead::chacha20_poly1305::x86_64::Blocks<Entry>;
 
         // SAFETY: every entry point enables `$features`, which include `$lanes`'s features
         // (and IFMA where `$ifma`), and `detected` is the detection of exactly those features.

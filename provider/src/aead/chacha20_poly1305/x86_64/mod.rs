@@ -50,7 +50,7 @@ mod tail;
 
 pub(super) use crate::aead::Direction;
 pub(crate) use backend::Entry;
-pub(super) use backend::{x86_backend, Key};
+pub(super) use backend::{x86_backend, Blocks, Key};
 pub(super) use blocks::independent_blocks;
 pub(super) use lanes::Lanes;
 pub(super) use lanes::Schedule;
