@@ -6,7 +6,8 @@
 //! ```
 //! `parts`: any of `aead,quic,tls,quinn` (default all four); `only=<name>`
 //! after it times only the AEAD makers whose name contains `<name>` (a
-//! backend or a peer, for a profiler).
+//! backend or a peer) and the QUIC rows whose label does (`header`,
+//! `ChaCha20`...), for a profiler.
 //!
 //! - `aead`: build and drop one AEAD key (ns, best of 7 rounds of 20,000,
 //!   the implementations interleaved within each round): every backend of
@@ -186,7 +187,7 @@ fn tls13(p: &CryptoProvider, id: CipherSuite) -> &'static rustls::Tls13CipherSui
         .expect("the provider has the TLS 1.3 suite")
 }
 
-fn quic() {
+fn quic(only: Option<&str>) {
     println!("## QUIC keys through rustls (ns per key set)\n");
     println!("| keys | ours | aws-lc-rs | ring | best peer / ours |");
     println!("|---|---|---|---|---|");
@@ -251,6 +252,7 @@ fn quic() {
             .collect();
         rows.push((format!("{label} header-protection key"), hp));
     }
+    rows.retain(|(label, _)| only.is_none_or(|o| label.contains(o)));
     for (label, mut makers) in rows {
         let t = best_of(&mut makers);
         let best = t[1].min(t[2]);
@@ -376,7 +378,7 @@ fn main() {
     for part in parts.split(',') {
         match part {
             "aead" => aead(only),
-            "quic" => quic(),
+            "quic" => quic(only),
             "tls" => tls(),
             "quinn" => quinn(),
             other => panic!("unknown part {other}: aead, quic, tls or quinn"),

@@ -97,6 +97,22 @@ impl<V: Lanes> Acc<V> {
     }
 }
 
+impl<V: Lanes> Acc<V> {
+    /// Folds lanes, adds `other`'s products and reduces: one reduction for
+    /// products made on two widths (both Karatsuba).
+    #[inline(always)]
+    pub(super) unsafe fn finish_with(self, other: Acc<__m128i>) -> __m128i {
+        debug_assert!(!self.schoolbook && !other.schoolbook, "Karatsuba products");
+        // SAFETY: as `finish`.
+        unsafe {
+            let lo = _mm_xor_si128(self.lo.fold(), other.lo);
+            let mi = _mm_xor_si128(self.mi.fold(), other.mi);
+            let hi = _mm_xor_si128(self.hi.fold(), other.hi);
+            reduce(lo, _mm_xor_si128(mi, _mm_xor_si128(lo, hi)), hi)
+        }
+    }
+}
+
 /// `a · b` in GF(2¹²⁸) in every lane (twisted operands, as [`gf_mul`]).
 #[inline(always)]
 pub(super) unsafe fn mul_lanes<V: Lanes>(a: V, b: V) -> V {

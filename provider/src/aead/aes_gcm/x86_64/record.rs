@@ -7,7 +7,7 @@ use zeroize::Zeroize;
 
 use super::batch::{open_batches, seal_batches};
 use super::ctr::{encrypt_block, j0, keystream, keystream_plus};
-use super::ghash::{ghash_blocks, ghash_bytes, lengths_block};
+use super::ghash::{ghash_blocks, ghash_bytes, lengths_block, Acc};
 use super::key::{take_and_wipe, wipe, KeyData};
 use super::lanes::{bswap128, load128, Lanes};
 use super::partial::{crypt_tail, load_partial};
@@ -117,7 +117,17 @@ pub(super) unsafe fn crypt<
                 Direction::Open => open_batches(key, ctr, acc, buf.as_mut_ptr(), main_end, half),
             };
             acc = acc_main;
-            let tail_blocks = (n - tail_start).div_ceil(16);
+            // The tail's whole registers on the lane type (wide lanes: at
+            // most 3, the tail being under half a batch), the rest on xmm.
+            let wide = if V::BLOCKS > 1 {
+                (n - tail_start) / (V::BLOCKS * 16)
+            } else {
+                0
+            };
+            let wide_ctr = ctr;
+            let ctr = _mm_add_epi32(ctr, _mm_set_epi32(0, 0, 0, (wide * V::BLOCKS) as i32));
+            let rest_start = tail_start + wide * V::BLOCKS * 16;
+            let tail_blocks = (n - rest_start).div_ceil(16);
             let key = core::hint::black_box(key);
             match extra {
                 // The extra block's input is ciphertext the batches already
@@ -132,10 +142,17 @@ pub(super) unsafe fn crypt<
                 }
                 _ => keystream(key, ctr, tail_blocks, &mut ks),
             }
-            let tail = &mut buf[tail_start..];
+            let tail = &mut buf[rest_start..];
             let m = crypt_tail(&ks, tail, dir, &mut ghash_in);
             ghash_in[m] = lengths_block(aad.len(), n);
-            let acc = ghash_blocks(key, acc, &ghash_in[..=m]);
+            let rest = &ghash_in[..=m];
+            let p = buf.as_mut_ptr().add(tail_start);
+            let acc = match wide {
+                0 => ghash_blocks(key, acc, rest),
+                1 => wide_tail::<V, NR, P, X, 1>(key, wide_ctr, p, dir, acc, rest),
+                2 => wide_tail::<V, NR, P, X, 2>(key, wide_ctr, p, dir, acc, rest),
+                _ => wide_tail::<V, NR, P, X, 3>(key, wide_ctr, p, dir, acc, rest),
+            };
             (acc, take_and_wipe(&mut ks, 16))
         };
         let mut tag = [0u8; TAG_LEN];
@@ -156,6 +173,73 @@ pub(super) unsafe fn crypt<
             }
         }
         (tag, extra_out)
+    }
+}
+
+/// The tail's `R` whole registers at `p` (`R * V::BLOCKS` blocks from
+/// counter `ctr`), encrypted or decrypted in place, then hashed from the
+/// registers with `acc` folded in, followed by `rest` (the byte-reflected
+/// blocks after them and the lengths block): one GHASH reduction for the
+/// whole tail. Reloading what a seal just stored would wait on its
+/// 64-byte stores (docs/decisions.md, "The record's tail").
+///
+/// # Safety
+/// The CPU has the module's and `V`'s features; `p` is valid for reads and
+/// writes of `R * V::BLOCKS * 16` bytes; `R * V::BLOCKS + rest.len() <= P`.
+#[inline(always)]
+unsafe fn wide_tail<V: Lanes, const NR: usize, const P: usize, const X: usize, const R: usize>(
+    key: &KeyData<V, NR, P, X>,
+    ctr: __m128i,
+    p: *mut u8,
+    dir: Direction,
+    acc: __m128i,
+    rest: &[__m128i],
+) -> __m128i {
+    // SAFETY: the CPU has the module's and `V`'s features and `p` is valid for
+    // `R * V::BLOCKS * 16` bytes (this fn's contract): each load and store is one
+    // register at `j * V::BLOCKS * 16`, `j < R`; round keys are whole entries of `key.rk`;
+    // `power` asserts its exponents.
+    unsafe {
+        let counters = V::counters(ctr);
+        let k0 = V::broadcast(key.rk[0].as_ptr());
+        let mut x = [V::zero(); R];
+        for (j, xj) in x.iter_mut().enumerate() {
+            *xj = counters.add_ctr((j * V::BLOCKS) as i32).bswap().xor(k0);
+        }
+        for r in 1..NR {
+            // Each round key loaded at its use (as the batches do): held,
+            // they would spill.
+            let k = V::broadcast(core::hint::black_box(&key.rk)[r].as_ptr());
+            for xj in x.iter_mut() {
+                *xj = xj.aesenc(k);
+            }
+        }
+        let klast = V::broadcast(key.rk[NR].as_ptr());
+        let after = rest.len();
+        let mut wide = Acc::<V>::new();
+        for (j, xj) in x.iter().enumerate() {
+            let at = p.add(j * V::BLOCKS * 16);
+            let input = V::loadu(at);
+            let output = xj.aesenclast(klast.xor(input));
+            output.storeu(at);
+            let ct = if dir == Direction::Seal {
+                output
+            } else {
+                input
+            };
+            let mut d = ct.bswap();
+            if j == 0 {
+                d = d.xor(V::from_first(acc));
+            }
+            let (h, hx) = key.power::<V>((R - j) * V::BLOCKS + after);
+            wide.mul_add(d, h, hx);
+        }
+        let mut narrow = Acc::<__m128i>::new();
+        for (i, &b) in rest.iter().enumerate() {
+            let (h, hx) = key.power::<__m128i>(after - i);
+            narrow.mul_add(b, h, hx);
+        }
+        wide.finish_with(narrow)
     }
 }
 
