@@ -9,6 +9,8 @@
 #     each engine's floor);
 #   - `Base` against the base provider (aws-lc-rs) alone;
 #   - QUIC per packet through rustls's `quic` objects, per class;
+#   - TLS writes through rustls (client write and server read) against
+#     rustls's aws-lc-rs and ring providers (benches/interleaved.rs, TLS=1);
 #   - key setup against aws-lc-rs, ring and BoringSSL, and full handshakes
 #     through rustls and quinn against aws-lc-rs (benches/keys.rs).
 # One file per CPU model, so a run on another machine adds its CPU instead
@@ -80,6 +82,15 @@ tmp=$(mktemp)
         CPU_CLASS=$class taskset -c "$core" cargo bench -q -p rustls-fusion-benches --bench quic 2>/dev/null \
             | sed -n '/^CPU class/,$p' || echo "(skipped: this CPU does not run the class's engines)"
     done
+    echo
+    echo "## Through rustls: TLS writes"
+    echo
+    echo "Command: \`TLS=1 taskset -c $core cargo bench -p rustls-fusion-benches --bench interleaved\`"
+    echo "(this CPU's best engines; a client write and the server's read per"
+    echo "operation, benches/tls_link.rs)."
+    echo
+    TLS=1 taskset -c "$core" cargo bench -q -p rustls-fusion-benches --bench interleaved 2>/dev/null \
+        | sed -n '/^ns per/,$p'
     echo
     echo "## Key setup and handshakes"
     echo
