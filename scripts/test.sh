@@ -5,7 +5,9 @@
 # the benches crate's BoringSSL reference, are installed through apt-get when
 # root first of all, by scripts/install-boringssl-deps.sh),
 # the stack-residue test on release builds, the timing test (dudect's
-# method, every backend this CPU runs), the constant-time check under
+# method, every backend this CPU runs), BoGo (BoringSSL's TLS test runner,
+# which installs Go from PyPI and its Go imports from Debian's packages the
+# same way), the constant-time check under
 # valgrind (installed the same way),
 # the aarch64 leg under qemu (which installs Debian's cross toolchain and
 # qemu-user the same way), and each fuzz target briefly over its committed
@@ -47,6 +49,9 @@ if command -v taskset >/dev/null; then pin=(taskset -c "$(($(nproc) - 1))"); fi
 
 step "BoringSSL conformance matrix"
 scripts/conformance.sh --show-output
+
+step "BoGo: BoringSSL's TLS test runner against rustls on every backend pair, aws-lc-rs as the baseline"
+scripts/bogo.sh
 
 step "constant time: seal, open and QUIC protection under valgrind's memcheck"
 scripts/consttime.sh

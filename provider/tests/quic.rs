@@ -999,3 +999,50 @@ fn standalone_usage_limits() {
         assert_eq!(counting.failed_opens(), 0);
     }
 }
+
+/// `seal_packet`'s packet-number check (a fixed four-byte window masked
+/// by the length): for every length 1–4, a change in any of the `pn_len`
+/// bytes is refused, and bytes past them (the payload) and bytes of `pn`
+/// above them (not on the wire) do not matter.
+#[test]
+fn packet_number_check_covers_exactly_pn_len_bytes() {
+    let (key, iv, hp) = ([1u8; 16], [2u8; 12], [3u8; 16]);
+    let pn: u64 = 0x0102_0304_0506_0708;
+    for pn_len in 1..=4usize {
+        let packet = |flip: Option<usize>| {
+            let mut p = vec![0x40 | (pn_len as u8 - 1), 0];
+            p.extend(&pn.to_be_bytes()[8 - pn_len..]);
+            p.extend([0xaa; 40]);
+            if let Some(i) = flip {
+                p[2 + i] ^= 0x10;
+            }
+            p
+        };
+        let seal = |p: &mut Vec<u8>, pn: u64| {
+            Sealer::new(Cipher::Aes128Gcm, &key, &iv, &hp)
+                .unwrap()
+                .seal_packet(p, 2, pn)
+        };
+        assert_eq!(seal(&mut packet(None), pn), Ok(()), "pn_len {pn_len}");
+        for i in 0..pn_len {
+            assert_eq!(
+                seal(&mut packet(Some(i)), pn),
+                Err(QuicError::PacketNumberMismatch),
+                "pn_len {pn_len}, byte {i}"
+            );
+        }
+        for i in pn_len..4 {
+            assert_eq!(
+                seal(&mut packet(Some(i)), pn),
+                Ok(()),
+                "pn_len {pn_len}, payload byte {i}"
+            );
+        }
+        let above = pn ^ (1u64 << (8 * pn_len));
+        assert_eq!(
+            seal(&mut packet(None), above),
+            Ok(()),
+            "pn_len {pn_len}, higher pn bytes"
+        );
+    }
+}
