@@ -59,6 +59,19 @@ struct Options {
     export_label: String,
     export_context: Option<String>,
     use_export_context: bool,
+    /// Send a KeyUpdate after the handshake.
+    key_update: bool,
+    no_ticket: bool,
+    /// The runner must send close_notify before it closes.
+    check_close_notify: bool,
+    /// Resumption attempts must not resume.
+    expect_session_miss: bool,
+    expect_curve: Option<u16>,
+    /// ALPN: the client's list (wire format: length-prefixed names), the
+    /// server's choice, and what must be negotiated.
+    advertise_alpn: Vec<Vec<u8>>,
+    select_alpn: Option<Vec<u8>>,
+    expect_alpn: Option<Vec<u8>>,
 }
 
 fn unimplemented(what: &str) -> ! {
@@ -99,6 +112,14 @@ fn parse(args: &[String]) -> Options {
             "-export-label" => o.export_label = value().clone(),
             "-export-context" => o.export_context = Some(value().clone()),
             "-use-export-context" => o.use_export_context = true,
+            "-key-update" => o.key_update = true,
+            "-no-ticket" => o.no_ticket = true,
+            "-check-close-notify" => o.check_close_notify = true,
+            "-expect-session-miss" => o.expect_session_miss = true,
+            "-expect-curve-id" => o.expect_curve = Some(number(value()) as u16),
+            "-advertise-alpn" => o.advertise_alpn = alpn_list(value().as_bytes()),
+            "-select-alpn" => o.select_alpn = Some(value().as_bytes().to_vec()),
+            "-expect-alpn" => o.expect_alpn = Some(value().as_bytes().to_vec()),
             // The root the peer's certificate chains to: every certificate
             // is accepted (`AnyCert`), so it is not needed.
             "-trust-cert" => {
@@ -108,6 +129,20 @@ fn parse(args: &[String]) -> Options {
         }
     }
     o
+}
+
+/// A wire-format ALPN list (each name after its length byte).
+fn alpn_list(mut wire: &[u8]) -> Vec<Vec<u8>> {
+    let mut names = Vec::new();
+    while let Some((&len, rest)) = wire.split_first() {
+        if rest.len() < usize::from(len) {
+            unimplemented("a malformed -advertise-alpn");
+        }
+        let (name, rest) = rest.split_at(usize::from(len));
+        names.push(name.to_vec());
+        wire = rest;
+    }
+    names
 }
 
 /// The provider under test, with the curves the flags allow.
@@ -277,6 +312,10 @@ fn config(o: &Options) -> Result<Connector, rustls::Error> {
             credentials(o).unwrap_or_else(|| unimplemented("a server without -cert-file"));
         let mut config = builder.with_single_cert(chain, key)?;
         config.max_fragment_size = fragment;
+        config.alpn_protocols = o.select_alpn.iter().cloned().collect();
+        if o.no_ticket {
+            config.send_tls13_tickets = 0;
+        }
         Ok(Connector::Server(Arc::new(config)))
     } else {
         if o.require_client_cert {
@@ -291,6 +330,13 @@ fn config(o: &Options) -> Result<Connector, rustls::Error> {
             None => builder.with_no_client_auth(),
         };
         config.max_fragment_size = fragment;
+        config.alpn_protocols = o.advertise_alpn.clone();
+        if o.no_ticket {
+            config.resumption = config
+                .resumption
+                .clone()
+                .tls12_resumption(rustls::client::Tls12Resumption::SessionIdOnly);
+        }
         let name = o.host_name.clone().unwrap_or_else(|| "test".into());
         let name =
             ServerName::try_from(name).map_err(|_| rustls::Error::General("-host-name".into()))?;
@@ -315,24 +361,28 @@ impl Connector {
 }
 
 /// One connection: handshake, then echo until the runner closes.
-fn exchange(o: &Options, connector: &Connector) -> Result<(), String> {
+fn exchange(o: &Options, connector: &Connector, resumption: bool) -> Result<(), String> {
     let host = if o.ipv6 { "::1" } else { "127.0.0.1" };
     let mut sock = TcpStream::connect((host, o.port)).map_err(|e| format!("connect: {e}"))?;
     sock.set_nodelay(true).map_err(|e| e.to_string())?;
     sock.write_all(&o.shim_id.to_le_bytes())
         .map_err(|e| format!("shim id: {e}"))?;
     match connector.connection().map_err(|e| e.to_string())? {
-        Connection::Client(c) => echo(o, StreamOwned::new(c, sock)),
-        Connection::Server(c) => echo(o, StreamOwned::new(c, sock)),
+        Connection::Client(c) => echo(o, StreamOwned::new(c, sock), resumption),
+        Connection::Server(c) => echo(o, StreamOwned::new(c, sock), resumption),
     }
 }
 
-fn echo<C, D>(o: &Options, mut tls: StreamOwned<C, TcpStream>) -> Result<(), String>
+fn echo<C, D>(
+    o: &Options,
+    mut tls: StreamOwned<C, TcpStream>,
+    resumption: bool,
+) -> Result<(), String>
 where
     C: DerefMut + Deref<Target = ConnectionCommon<D>>,
     D: SideData,
 {
-    let result = echo_inner(o, &mut tls);
+    let result = echo_inner(o, &mut tls, resumption);
     if result.is_err() {
         // Send the alert rustls queued, then let the runner read it before
         // the socket closes (closed with unread data, it would be reset).
@@ -347,7 +397,11 @@ where
     result
 }
 
-fn echo_inner<C, D>(o: &Options, tls: &mut StreamOwned<C, TcpStream>) -> Result<(), String>
+fn echo_inner<C, D>(
+    o: &Options,
+    tls: &mut StreamOwned<C, TcpStream>,
+    resumption: bool,
+) -> Result<(), String>
 where
     C: DerefMut + Deref<Target = ConnectionCommon<D>>,
     D: SideData,
@@ -363,6 +417,29 @@ where
             return Err(format!("version {got:?}, expected {want:#x}"));
         }
     }
+    if resumption
+        && o.expect_session_miss
+        && tls.conn.handshake_kind() == Some(rustls::HandshakeKind::Resumed)
+    {
+        return Err("resumed, expected a session miss".into());
+    }
+    if let Some(want) = o.expect_curve {
+        let got = tls
+            .conn
+            .negotiated_key_exchange_group()
+            .map(|g| u16::from(g.name()));
+        if got != Some(want) {
+            return Err(format!("group {got:?}, expected {want}"));
+        }
+    }
+    if let Some(want) = &o.expect_alpn {
+        if tls.conn.alpn_protocol() != Some(want.as_slice()) {
+            return Err(format!(
+                "ALPN {:?}, expected {want:?}",
+                tls.conn.alpn_protocol()
+            ));
+        }
+    }
     if o.export > 0 {
         let mut out = vec![0u8; o.export];
         let context = o
@@ -374,6 +451,11 @@ where
             .export_keying_material(&mut out, o.export_label.as_bytes(), context)
             .map_err(|e| format!("export: {e}"))?;
         tls.write_all(&out).map_err(|e| format!("write: {e}"))?;
+    }
+    if o.key_update {
+        tls.conn
+            .refresh_traffic_keys()
+            .map_err(|e| format!("key update: {e}"))?;
     }
     if o.shim_writes_first {
         tls.write_all(b"hello").map_err(|e| format!("write: {e}"))?;
@@ -390,8 +472,9 @@ where
                     .and_then(|()| tls.flush())
                     .map_err(|e| format!("write: {e}"))?;
             }
-            // The runner may close without close_notify once it has its reply.
-            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => break,
+            // The runner may close without close_notify once it has its
+            // reply, unless the test checks for it.
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof && !o.check_close_notify => break,
             Err(e) => return Err(format!("read: {e}")),
         }
     }
@@ -402,7 +485,12 @@ where
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    // Lossy: a flag's value may be bytes (ALPN lists), which std::env::args
+    // would refuse.
+    let args: Vec<String> = std::env::args_os()
+        .skip(1)
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
     // The runner asks once whether the shim has BoringSSL's split
     // handshaker (for its -Hints tests): no.
     if args.iter().any(|a| a == "-is-handshaker-supported") {
@@ -425,8 +513,8 @@ fn main() {
         eprintln!("bogo_shim: config: {e}");
         exit(1)
     });
-    for _ in 0..=o.resume_count {
-        if let Err(e) = exchange(&o, &connector) {
+    for i in 0..=o.resume_count {
+        if let Err(e) = exchange(&o, &connector, i > 0) {
             eprintln!("bogo_shim: {e}");
             exit(1);
         }
