@@ -30,14 +30,15 @@ if ! go_ok; then
 fi
 go version
 gocode=/usr/share/gocode/src/golang.org/x
-if [ ! -d "$gocode/crypto/cryptobyte" ] || [ ! -d "$gocode/term" ] || [ ! -d "$gocode/sys/cpu" ]; then
+if [ ! -d "$gocode/crypto/cryptobyte" ] || [ ! -d "$gocode/term" ] || [ ! -d "$gocode/sys/cpu" ] ||
+    ! command -v openssl >/dev/null; then
     if [ "$(id -u)" != 0 ]; then
-        echo "bogo: needs golang-golang-x-crypto-dev golang-golang-x-term-dev golang-golang-x-sys-dev (apt-get, as root)" >&2
+        echo "bogo: needs golang-golang-x-crypto-dev golang-golang-x-term-dev golang-golang-x-sys-dev openssl (apt-get, as root)" >&2
         exit 1
     fi
     apt-get update
     DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-        golang-golang-x-crypto-dev golang-golang-x-term-dev golang-golang-x-sys-dev
+        golang-golang-x-crypto-dev golang-golang-x-term-dev golang-golang-x-sys-dev openssl
 fi
 
 # The runner, from the newest boring-sys source in the registry.
