@@ -206,19 +206,33 @@ fn versions(o: &Options) -> Vec<&'static SupportedProtocolVersion> {
 #[derive(Debug)]
 struct AnyCert(Arc<CryptoProvider>);
 
-impl AnyCert {
-    fn tls12(&self, m: &[u8], c: &CertificateDer<'_>, d: &DigitallySignedStruct) -> Sig {
-        verify_tls12_signature(m, c, d, &self.0.signature_verification_algorithms)
-    }
-    fn tls13(&self, m: &[u8], c: &CertificateDer<'_>, d: &DigitallySignedStruct) -> Sig {
-        verify_tls13_signature(m, c, d, &self.0.signature_verification_algorithms)
-    }
-    fn schemes(&self) -> Vec<SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
-    }
-}
-
 type Sig = Result<HandshakeSignatureValid, rustls::Error>;
+
+/// The signature checks both verifier traits share, with the provider's
+/// algorithms.
+macro_rules! signatures {
+    () => {
+        fn verify_tls12_signature(
+            &self,
+            m: &[u8],
+            c: &CertificateDer<'_>,
+            d: &DigitallySignedStruct,
+        ) -> Sig {
+            verify_tls12_signature(m, c, d, &self.0.signature_verification_algorithms)
+        }
+        fn verify_tls13_signature(
+            &self,
+            m: &[u8],
+            c: &CertificateDer<'_>,
+            d: &DigitallySignedStruct,
+        ) -> Sig {
+            verify_tls13_signature(m, c, d, &self.0.signature_verification_algorithms)
+        }
+        fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+            self.0.signature_verification_algorithms.supported_schemes()
+        }
+    };
+}
 
 impl ServerCertVerifier for AnyCert {
     fn verify_server_cert(
@@ -231,25 +245,7 @@ impl ServerCertVerifier for AnyCert {
     ) -> Result<ServerCertVerified, rustls::Error> {
         Ok(ServerCertVerified::assertion())
     }
-    fn verify_tls12_signature(
-        &self,
-        m: &[u8],
-        c: &CertificateDer<'_>,
-        d: &DigitallySignedStruct,
-    ) -> Sig {
-        self.tls12(m, c, d)
-    }
-    fn verify_tls13_signature(
-        &self,
-        m: &[u8],
-        c: &CertificateDer<'_>,
-        d: &DigitallySignedStruct,
-    ) -> Sig {
-        self.tls13(m, c, d)
-    }
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.schemes()
-    }
+    signatures!();
 }
 
 impl ClientCertVerifier for AnyCert {
@@ -264,25 +260,7 @@ impl ClientCertVerifier for AnyCert {
     ) -> Result<ClientCertVerified, rustls::Error> {
         Ok(ClientCertVerified::assertion())
     }
-    fn verify_tls12_signature(
-        &self,
-        m: &[u8],
-        c: &CertificateDer<'_>,
-        d: &DigitallySignedStruct,
-    ) -> Sig {
-        self.tls12(m, c, d)
-    }
-    fn verify_tls13_signature(
-        &self,
-        m: &[u8],
-        c: &CertificateDer<'_>,
-        d: &DigitallySignedStruct,
-    ) -> Sig {
-        self.tls13(m, c, d)
-    }
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.schemes()
-    }
+    signatures!();
 }
 
 /// The certificate chain and key the flags name, if any.
