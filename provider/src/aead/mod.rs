@@ -294,18 +294,17 @@ macro_rules! aead_type {
                 backend: Backend,
                 hardening: $crate::aead::Hardening,
             ) -> Option<Self> {
-                let mut stack = $crate::aead::secret::SetupStack::new();
-                let key = Self::build(key, backend, hardening, &mut stack);
-                $crate::aead::secret::scrub_after_setup(stack, backend, hardening);
-                key
+                $crate::aead::secret::set_up(backend, hardening, |stack| {
+                    Self::build(key, backend, hardening, stack)
+                })
             }
 
             /// The key on `backend` with `hardening`, no scrub: the caller
-            /// scrubs as deep as `stack` says. Never inlined: the key's
-            /// temporaries stay in frames below the caller's, where its
-            /// scrub reaches them.
-            #[inline(never)]
-            pub(crate) fn build(
+            /// scrubs as deep as `stack` says ([`secret::set_up`]'s frame,
+            /// never inlined, holds its temporaries).
+            ///
+            /// [`secret::set_up`]: $crate::aead::secret::set_up
+            fn build(
                 key: &[u8; $key_len],
                 backend: Backend,
                 hardening: $crate::aead::Hardening,

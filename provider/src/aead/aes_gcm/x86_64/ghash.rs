@@ -82,6 +82,23 @@ impl<V: Lanes> Acc<V> {
         }
     }
 
+    /// Folds lanes, adds `other`'s products and reduces ([`Self::finish`]):
+    /// one reduction for products made on two widths (both Karatsuba).
+    #[inline(always)]
+    pub(super) unsafe fn finish_with(self, other: Acc<__m128i>) -> __m128i {
+        debug_assert!(!self.schoolbook && !other.schoolbook, "Karatsuba products");
+        // SAFETY: the CPU has `V`'s features (module contract); register-only.
+        unsafe {
+            Acc {
+                lo: _mm_xor_si128(self.lo.fold(), other.lo),
+                mi: _mm_xor_si128(self.mi.fold(), other.mi),
+                hi: _mm_xor_si128(self.hi.fold(), other.hi),
+                schoolbook: false,
+            }
+            .finish()
+        }
+    }
+
     /// Folds lanes and reduces.
     #[inline(always)]
     pub(super) unsafe fn finish(self) -> __m128i {
@@ -93,22 +110,6 @@ impl<V: Lanes> Acc<V> {
             } else {
                 reduce(lo, _mm_xor_si128(mi, _mm_xor_si128(lo, hi)), hi)
             }
-        }
-    }
-}
-
-impl<V: Lanes> Acc<V> {
-    /// Folds lanes, adds `other`'s products and reduces: one reduction for
-    /// products made on two widths (both Karatsuba).
-    #[inline(always)]
-    pub(super) unsafe fn finish_with(self, other: Acc<__m128i>) -> __m128i {
-        debug_assert!(!self.schoolbook && !other.schoolbook, "Karatsuba products");
-        // SAFETY: as `finish`.
-        unsafe {
-            let lo = _mm_xor_si128(self.lo.fold(), other.lo);
-            let mi = _mm_xor_si128(self.mi.fold(), other.mi);
-            let hi = _mm_xor_si128(self.hi.fold(), other.hi);
-            reduce(lo, _mm_xor_si128(mi, _mm_xor_si128(lo, hi)), hi)
         }
     }
 }

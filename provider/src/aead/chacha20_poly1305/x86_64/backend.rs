@@ -4,7 +4,7 @@
 
 use zeroize::Zeroizing;
 
-use super::{check, key_words, small_max, small_spills, Direction, Lanes};
+use super::{check, key_words, le_words, small_max, small_spills, Direction, Lanes};
 use crate::aead::secret::{self, SetupStack};
 use crate::aead::{OpenError, NONCE_LEN, TAG_LEN};
 
@@ -174,9 +174,10 @@ impl<E: Entry> Blocks<E> {
             return None;
         }
         stack.mark();
-        let words =
-            core::array::from_fn(|i| u32::from_le_bytes(core::array::from_fn(|j| key[4 * i + j])));
-        Some(Self(Zeroizing::new(words), core::marker::PhantomData))
+        Some(Self(
+            Zeroizing::new(le_words(key)),
+            core::marker::PhantomData,
+        ))
     }
 
     /// The first `B` bytes of the ChaCha20 block of each 16-byte

@@ -56,7 +56,7 @@ pub(super) use lanes::Lanes;
 pub(super) use lanes::Schedule;
 pub(super) use record::{crypt, scratch_len, seal_scratch_len, Scratch};
 pub(super) use short::small;
-pub(super) use state::{check, key_words};
+pub(super) use state::{check, key_words, le_words};
 
 use short::three_sets;
 

@@ -8,6 +8,12 @@ use zeroize::Zeroize;
 use super::SIGMA;
 use crate::aead::{NONCE_LEN, TAG_LEN};
 
+/// The key as ChaCha20's eight little-endian key words (RFC 8439 §2.3).
+#[inline(always)]
+pub(crate) fn le_words(key: &[u8; 32]) -> [u32; 8] {
+    core::array::from_fn(|i| u32::from_le_bytes(core::array::from_fn(|j| key[4 * i + j])))
+}
+
 /// The key as eight little-endian words, written straight into their box
 /// (this frame, marked in `stack`, is the deepest of the setup).
 pub(crate) fn key_words(
@@ -21,9 +27,7 @@ pub(crate) fn key_words(
     stack.mark();
     // SAFETY: `write` initialises the whole box, so `assume_init` is sound.
     unsafe {
-        words.write(zeroize::Zeroizing::new(core::array::from_fn(|i| {
-            u32::from_le_bytes(core::array::from_fn(|j| key[4 * i + j]))
-        })));
+        words.write(zeroize::Zeroizing::new(le_words(key)));
         words.assume_init()
     }
 }
