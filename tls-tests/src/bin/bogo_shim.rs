@@ -25,8 +25,8 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
 use rustls::server::danger::{ClientCertVerified, ClientCertVerifier};
 use rustls::{
-    ClientConfig, ClientConnection, Connection, ConnectionCommon, DigitallySignedStruct,
-    DistinguishedName, ServerConfig, ServerConnection, SideData, SignatureScheme, StreamOwned,
+    ClientConfig, ClientConnection, ConnectionCommon, DigitallySignedStruct, DistinguishedName,
+    ServerConfig, ServerConnection, SideData, SignatureScheme, StreamOwned,
     SupportedProtocolVersion,
 };
 use rustls_fusion::aead::Backend;
@@ -329,15 +329,6 @@ enum Connector {
     Client(Arc<ClientConfig>, ServerName<'static>),
 }
 
-impl Connector {
-    fn connection(&self) -> Result<Connection, rustls::Error> {
-        Ok(match self {
-            Self::Server(c) => ServerConnection::new(c.clone())?.into(),
-            Self::Client(c, name) => ClientConnection::new(c.clone(), name.clone())?.into(),
-        })
-    }
-}
-
 /// One connection: handshake, then echo until the runner closes.
 fn exchange(o: &Options, connector: &Connector, resumption: bool) -> Result<(), String> {
     let host = if o.ipv6 { "::1" } else { "127.0.0.1" };
@@ -345,9 +336,16 @@ fn exchange(o: &Options, connector: &Connector, resumption: bool) -> Result<(), 
     sock.set_nodelay(true).map_err(|e| e.to_string())?;
     sock.write_all(&o.shim_id.to_le_bytes())
         .map_err(|e| format!("shim id: {e}"))?;
-    match connector.connection().map_err(|e| e.to_string())? {
-        Connection::Client(c) => echo(o, StreamOwned::new(c, sock), resumption),
-        Connection::Server(c) => echo(o, StreamOwned::new(c, sock), resumption),
+    let error = |e: rustls::Error| e.to_string();
+    match connector {
+        Connector::Server(c) => {
+            let conn = ServerConnection::new(c.clone()).map_err(error)?;
+            echo(o, StreamOwned::new(conn, sock), resumption)
+        }
+        Connector::Client(c, name) => {
+            let conn = ClientConnection::new(c.clone(), name.clone()).map_err(error)?;
+            echo(o, StreamOwned::new(conn, sock), resumption)
+        }
     }
 }
 
