@@ -10,6 +10,6 @@ set -euo pipefail
 
 cd "$(dirname "$0")/.."
 
-scripts/install-boringssl-deps.sh
+bash scripts/install-boringssl-deps.sh
 
 exec cargo test -p tls-tests --features boringssl --test boringssl -- "$@"

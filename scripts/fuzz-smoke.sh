@@ -9,4 +9,4 @@ if ! rustup toolchain list | grep -q '^nightly'; then
     echo "fuzz: installing the nightly toolchain" >&2
     rustup toolchain install nightly --profile minimal
 fi
-scripts/fuzz.sh all "${FUZZ_SECONDS:-10}"
+bash scripts/fuzz.sh all "${FUZZ_SECONDS:-10}"

@@ -64,7 +64,7 @@ tmp=$(mktemp)
     echo
     echo "## AEAD records per CPU class"
     echo
-    scripts/bench-classes.sh "$sizes" "$algs" | sed 's/^### /### /'
+    bash scripts/bench-classes.sh "$sizes" "$algs" | sed 's/^### /### /'
     echo
     echo "## \`Base\` against the base provider"
     echo

@@ -17,8 +17,14 @@ cd "$(dirname "$0")/.."
 
 step() { printf '\n== %s\n' "$*"; }
 
+# The docs tell users to run each script directly: a script committed without
+# its executable bit fails here, in the first second, not at its step.
+for f in scripts/*.sh; do
+    [ -x "$f" ] || { echo "scripts: $f is not executable (git update-index --chmod=+x $f)"; exit 1; }
+done
+
 step "cmake and libclang-dev for BoringSSL (boring-sys: the benches crate, the conformance matrix)"
-scripts/install-boringssl-deps.sh
+bash scripts/install-boringssl-deps.sh
 
 step "rustfmt"
 cargo fmt --all -- --check
@@ -48,16 +54,16 @@ if command -v taskset >/dev/null; then pin=(taskset -c "$(($(nproc) - 1))"); fi
 "${pin[@]}" cargo test --release -p rustls-fusion --features audit --test timing -- --ignored --nocapture --test-threads=1
 
 step "BoringSSL conformance matrix"
-scripts/conformance.sh --show-output
+bash scripts/conformance.sh --show-output
 
 step "BoGo: BoringSSL's TLS test runner against rustls on every backend pair, aws-lc-rs as the baseline"
-scripts/bogo.sh
+bash scripts/bogo.sh
 
 step "constant time: seal, open and QUIC protection under valgrind's memcheck"
-scripts/consttime.sh
+bash scripts/consttime.sh
 
 step "aarch64 (cross-built, run under qemu-user)"
-scripts/aarch64.sh
+bash scripts/aarch64.sh
 
 step "fuzz targets over their committed corpus (nightly, cargo-fuzz)"
-FUZZ_SECONDS=${FUZZ_SECONDS:-10} scripts/fuzz-smoke.sh
+FUZZ_SECONDS=${FUZZ_SECONDS:-10} bash scripts/fuzz-smoke.sh
