@@ -85,6 +85,26 @@ impl Features {
     }
 }
 
+/// What the aarch64 backends need to know about this CPU.
+#[cfg(target_arch = "aarch64")]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Features {
+    /// Advanced SIMD (NEON): the 4-way ChaCha20 engine. Part of the
+    /// aarch64 Linux ABI, but asked like every other feature, so a
+    /// backend exists only where its detection says so.
+    pub neon: bool,
+}
+
+#[cfg(target_arch = "aarch64")]
+impl Features {
+    /// This CPU's features (`std` caches its answers).
+    pub(crate) fn get() -> Self {
+        Self {
+            neon: std::arch::is_aarch64_feature_detected!("neon"),
+        }
+    }
+}
+
 /// Whether this CPU has AES hardware, which decides suite order.
 pub(crate) fn has_aes_hardware() -> bool {
     #[cfg(target_arch = "x86_64")]

@@ -142,9 +142,28 @@ fn every_listed_backend_can_be_forced_and_others_cannot() {
     assert_eq!(Aes128Gcm::backends().last(), Some(&Backend::Base));
 }
 
-/// Off x86-64 no engine of ours runs: record protection is the base
+/// On aarch64 ChaCha20-Poly1305 runs on NEON (part of the aarch64 Linux
+/// ABI, so every such CPU lists it) and AES-GCM on the base provider's
+/// own AEAD.
+#[cfg(target_arch = "aarch64")]
+#[test]
+fn neon_chacha20_and_base_aes_on_aarch64() {
+    assert_eq!(Aes128Gcm::backends(), [Backend::Base]);
+    assert_eq!(Aes256Gcm::backends(), [Backend::Base]);
+    assert_eq!(
+        ChaCha20Poly1305::backends(),
+        [Backend::Aarch64Neon, Backend::Base]
+    );
+    assert_eq!(Aes128Gcm::new(&[0; 16]).backend(), Backend::Base);
+    assert_eq!(
+        ChaCha20Poly1305::new(&[0; 32]).backend(),
+        Backend::Aarch64Neon
+    );
+}
+
+/// Elsewhere no engine of ours runs: record protection is the base
 /// provider's own AEAD, and nothing else is listed.
-#[cfg(not(target_arch = "x86_64"))]
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
 #[test]
 fn base_provider_aead_everywhere_else() {
     assert_eq!(Aes128Gcm::backends(), [Backend::Base]);

@@ -5,8 +5,9 @@
 //! packet; a batch of packets computes its blocks in one pass.
 //!
 //! Backends follow the AEADs': on x86-64 the AES functions run on AES-NI
-//! (up to eight blocks in flight) and the ChaCha20 function on the width of
-//! the ChaCha20-Poly1305 engine (4, 8 or 16 blocks per pass); `Base` is the
+//! (up to eight blocks in flight); the ChaCha20 function runs on the width
+//! of the ChaCha20-Poly1305 engine (4, 8 or 16 blocks per pass on x86-64,
+//! 4 on aarch64's NEON); `Base` is the
 //! base provider's own header-protection primitive, which yields exactly
 //! those five bytes, so five bytes is what every backend returns.
 
@@ -17,7 +18,7 @@ use ring::aead::quic as base_quic;
 
 #[cfg(target_arch = "x86_64")]
 use super::aes_gcm::{ExtraKeys, RoundKeys};
-#[cfg(target_arch = "x86_64")]
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 use super::chacha20_poly1305::Blocks;
 use super::secret::SetupStack;
 use super::{Algorithm, Backend, Hardening, TAG_LEN};
@@ -30,8 +31,8 @@ pub(crate) enum BlockKey {
     Aes128(RoundKeys<10>),
     #[cfg(target_arch = "x86_64")]
     Aes256(RoundKeys<14>),
-    /// ChaCha20 on the width of one of our x86 engines.
-    #[cfg(target_arch = "x86_64")]
+    /// ChaCha20 on the width of one of our engines.
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
     ChaCha20(Blocks),
     /// Boxed: the libraries keep their key schedules inline. The flag:
     /// scrub the stack after each mask ([`Hardening::scrub_base_stack`]).
@@ -91,8 +92,18 @@ impl BlockKey {
                 _ => None,
             }
         }
-        // Off x86-64 only `Base` runs.
-        #[cfg(not(target_arch = "x86_64"))]
+        #[cfg(target_arch = "aarch64")]
+        {
+            match alg {
+                Algorithm::ChaCha20Poly1305 => {
+                    let key = key.try_into().expect("32-byte key");
+                    Blocks::new(key, backend, stack).map(Self::ChaCha20)
+                }
+                _ => None,
+            }
+        }
+        // Elsewhere only `Base` runs.
+        #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
         {
             let _ = (alg, key, backend, stack);
             None
@@ -125,7 +136,7 @@ impl BlockKey {
             Self::Aes128(k) => k.encrypt_prefix(inputs, out),
             #[cfg(target_arch = "x86_64")]
             Self::Aes256(k) => k.encrypt_prefix(inputs, out),
-            #[cfg(target_arch = "x86_64")]
+            #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
             Self::ChaCha20(k) => k.apply(inputs, out),
             Self::Base(k, scrub) => {
                 for (i, o) in inputs.iter().zip(out) {

@@ -35,7 +35,7 @@ pub use self::algorithm::Algorithm;
 pub(crate) use self::algorithm::AnyKey;
 pub(crate) use self::block::{sample_of, BlockKey};
 pub use self::chacha20_poly1305::ChaCha20Poly1305;
-#[cfg(target_arch = "x86_64")]
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 pub(crate) use self::secret::ct_eq;
 
 /// Length of a nonce: every AEAD here takes 96-bit nonces.
@@ -76,12 +76,15 @@ pub enum Backend {
     X86Avx512Ifma,
     /// ChaCha20-Poly1305 on SSSE3 (xmm, 4 blocks), for CPUs without AVX2.
     X86Ssse3,
+    /// ChaCha20-Poly1305 on NEON (4 blocks a pass), stitched with scalar
+    /// Poly1305 (aarch64).
+    Aarch64Neon,
 }
 
 impl Backend {
     /// Every backend, on any CPU (each type's `backends()` lists the ones
     /// that run here).
-    pub const ALL: [Backend; 9] = [
+    pub const ALL: [Backend; 10] = [
         Backend::Base,
         Backend::X86AesNi,
         Backend::X86Vaes,
@@ -91,6 +94,7 @@ impl Backend {
         Backend::X86Avx512,
         Backend::X86Avx512Ifma,
         Backend::X86Ssse3,
+        Backend::Aarch64Neon,
     ];
 
     /// A short, stable name (used in bench ids and test names).
@@ -105,6 +109,7 @@ impl Backend {
             Self::X86Avx512 => "x86-avx512",
             Self::X86Avx512Ifma => "x86-avx512-ifma",
             Self::X86Ssse3 => "x86-ssse3",
+            Self::Aarch64Neon => "aarch64-neon",
         }
     }
 }

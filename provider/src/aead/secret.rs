@@ -100,7 +100,7 @@ pub(crate) fn scrub_below(top: usize, bottom: usize) {
 pub(crate) const AES_GCM_HOISTED_SEAL: usize = 2560;
 /// After one ChaCha20 block in general registers (`scalar::block_prefix`,
 /// whose frame holds the spilled state).
-#[cfg(target_arch = "x86_64")]
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 pub(crate) const CHACHA20_ONE_BLOCK: usize = 512;
 /// After a short ChaCha20-Poly1305 record on xmm (`X86Ssse3`), whose state
 /// rows spill; the ymm and zmm short paths leave none, except the ymm
@@ -115,6 +115,12 @@ pub(crate) const CHACHA20_BLOCKS_XMM: usize = 2304;
 pub(crate) const CHACHA20_BLOCKS_YMM: usize = 2816;
 #[cfg(target_arch = "x86_64")]
 pub(crate) const CHACHA20_BLOCKS_ZMM: usize = 3328;
+/// After a short ChaCha20-Poly1305 record on NEON (`Aarch64Neon`).
+#[cfg(target_arch = "aarch64")]
+pub(crate) const CHACHA20_SHORT_NEON: usize = 1280;
+/// After ChaCha20 header-protection blocks in vertical passes on NEON.
+#[cfg(target_arch = "aarch64")]
+pub(crate) const CHACHA20_BLOCKS_NEON: usize = 2304;
 
 // `Base`, only where a key opts in (`Hardening::scrub_base_stack`): the
 // base provider's own code leaves these, and leaves them without
@@ -205,7 +211,7 @@ pub(crate) fn set_up<T>(
 /// Compares two tags in constant time. The result is an open's
 /// accept/reject: the one secret-derived value the engines let steer a
 /// branch (declassified for the valgrind constant-time check).
-#[cfg(target_arch = "x86_64")]
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 pub(crate) fn ct_eq(a: &[u8; super::TAG_LEN], b: &[u8; super::TAG_LEN]) -> bool {
     #[allow(unused_mut)]
     let mut diff = a.iter().zip(b).fold(0u8, |d, (x, y)| d | (x ^ y));

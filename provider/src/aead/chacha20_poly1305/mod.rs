@@ -1,19 +1,27 @@
 //! ChaCha20-Poly1305 (RFC 8439).
 //!
-//! Backends, best first: `X86Avx512` (16 blocks per pass on zmm),
-//! `X86Avx2` (8 on ymm), `X86Ssse3` (4 on xmm, for x86-64 CPUs without
-//! AVX2), all one kernel (`x86_64/`) over their lane type with scalar
-//! Poly1305 stitched in; `Base` (the base provider's ChaCha20-Poly1305).
+//! Backends, best first: on x86-64 `X86Avx512Ifma` and `X86Avx512` (16
+//! blocks per pass on zmm), `X86Avx2` (8 on ymm), `X86Ssse3` (4 on xmm, for
+//! x86-64 CPUs without AVX2); on aarch64 `Aarch64Neon` (4 on NEON). All are
+//! one kernel (`kernel/`, no architecture in it) over their lane type,
+//! with scalar Poly1305 stitched in; each architecture's row register is
+//! in `x86_64.rs` or `aarch64.rs`. `Base` is the base provider's
+//! ChaCha20-Poly1305.
 
-#[cfg(target_arch = "x86_64")]
+#[cfg(target_arch = "aarch64")]
+mod aarch64;
+#[cfg(target_arch = "aarch64")]
+mod aarch64_neon;
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+mod kernel;
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 mod poly1305;
 #[cfg(target_arch = "x86_64")]
 mod poly1305_ifma;
-#[cfg(target_arch = "x86_64")]
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 mod scalar;
 #[cfg(target_arch = "x86_64")]
 mod x86_64;
-#[cfg(target_arch = "x86_64")]
 #[cfg(target_arch = "x86_64")]
 mod x86_avx2;
 #[cfg(target_arch = "x86_64")]
@@ -23,10 +31,16 @@ mod x86_avx512_ifma;
 #[cfg(target_arch = "x86_64")]
 mod x86_ssse3;
 
+/// The kernel's row register, for this architecture.
+#[cfg(target_arch = "aarch64")]
+use aarch64 as arch;
+#[cfg(target_arch = "x86_64")]
+use x86_64 as arch;
+
 use super::base::Base;
 use super::secret::SetupStack;
 use super::{aead_type, Algorithm, Backend, Engine, Hardening, OpenError, NONCE_LEN, TAG_LEN};
-#[cfg(target_arch = "x86_64")]
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 use crate::cpu::Features;
 
 /// The ChaCha20-Poly1305 engines.
@@ -40,9 +54,11 @@ pub(crate) enum Engines {
     Avx512Ifma(x86_avx512_ifma::Key),
     #[cfg(target_arch = "x86_64")]
     Ssse3(x86_ssse3::Key),
+    #[cfg(target_arch = "aarch64")]
+    Neon(aarch64_neon::Key),
 }
 
-/// Runs `$body` with `$k` bound to whichever x86 engine `$self` holds, or
+/// Runs `$body` with `$k` bound to whichever of our engines `$self` holds, or
 /// `$base` for `Base`.
 macro_rules! each_engine {
     ($self:expr, $k:ident => $body:expr, $b:ident => $base:expr) => {
@@ -56,34 +72,48 @@ macro_rules! each_engine {
             Engines::Avx512Ifma($k) => $body,
             #[cfg(target_arch = "x86_64")]
             Engines::Ssse3($k) => $body,
+            #[cfg(target_arch = "aarch64")]
+            Engines::Neon($k) => $body,
         }
     };
 }
 
-/// ChaCha20's block function on one of our x86 engines' widths (QUIC
-/// header protection, RFC 9001 §5.4.4): the key words inline, with no
-/// allocation of its own.
-#[cfg(target_arch = "x86_64")]
+/// ChaCha20's block function on one of our engines' widths (QUIC header
+/// protection, RFC 9001 §5.4.4): the key words inline, with no allocation
+/// of its own.
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 pub(crate) enum Blocks {
+    #[cfg(target_arch = "x86_64")]
     Avx2(x86_avx2::Blocks),
+    #[cfg(target_arch = "x86_64")]
     Avx512(x86_avx512::Blocks),
+    #[cfg(target_arch = "x86_64")]
     Avx512Ifma(x86_avx512_ifma::Blocks),
+    #[cfg(target_arch = "x86_64")]
     Ssse3(x86_ssse3::Blocks),
+    #[cfg(target_arch = "aarch64")]
+    Neon(aarch64_neon::Blocks),
 }
 
-#[cfg(target_arch = "x86_64")]
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 impl Blocks {
     /// The block function on the width of `backend`'s engine, or `None` if
-    /// `backend` is not one of our x86 ChaCha20 engines or cannot run here.
+    /// `backend` is not one of our ChaCha20 engines or cannot run here.
     /// Marks its frame in `stack`.
     pub(crate) fn new(key: &[u8; 32], backend: Backend, stack: &mut SetupStack) -> Option<Self> {
         match backend {
+            #[cfg(target_arch = "x86_64")]
             Backend::X86Avx2 => x86_avx2::Blocks::new(key, stack).map(Self::Avx2),
+            #[cfg(target_arch = "x86_64")]
             Backend::X86Avx512 => x86_avx512::Blocks::new(key, stack).map(Self::Avx512),
+            #[cfg(target_arch = "x86_64")]
             Backend::X86Avx512Ifma => {
                 x86_avx512_ifma::Blocks::new(key, stack).map(Self::Avx512Ifma)
             }
+            #[cfg(target_arch = "x86_64")]
             Backend::X86Ssse3 => x86_ssse3::Blocks::new(key, stack).map(Self::Ssse3),
+            #[cfg(target_arch = "aarch64")]
+            Backend::Aarch64Neon => aarch64_neon::Blocks::new(key, stack).map(Self::Neon),
             _ => None,
         }
     }
@@ -95,10 +125,16 @@ impl Blocks {
     /// If the lengths differ, or `B > 16`.
     pub(crate) fn apply<const B: usize>(&self, inputs: &[[u8; 16]], out: &mut [[u8; B]]) {
         match self {
+            #[cfg(target_arch = "x86_64")]
             Self::Avx2(k) => k.apply(inputs, out),
+            #[cfg(target_arch = "x86_64")]
             Self::Avx512(k) => k.apply(inputs, out),
+            #[cfg(target_arch = "x86_64")]
             Self::Avx512Ifma(k) => k.apply(inputs, out),
+            #[cfg(target_arch = "x86_64")]
             Self::Ssse3(k) => k.apply(inputs, out),
+            #[cfg(target_arch = "aarch64")]
+            Self::Neon(k) => k.apply(inputs, out),
         }
     }
 }
@@ -114,7 +150,9 @@ impl Engine for Engines {
         Backend::X86Ssse3,
         Backend::Base,
     ];
-    #[cfg(not(target_arch = "x86_64"))]
+    #[cfg(target_arch = "aarch64")]
+    const ORDER: &'static [Backend] = &[Backend::Aarch64Neon, Backend::Base];
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
     const ORDER: &'static [Backend] = &[Backend::Base];
 
     fn runs(backend: Backend) -> bool {
@@ -129,15 +167,22 @@ impl Engine for Engines {
                 _ => backend == Backend::Base,
             }
         }
-        #[cfg(not(target_arch = "x86_64"))]
+        #[cfg(target_arch = "aarch64")]
+        {
+            match backend {
+                Backend::Aarch64Neon => Features::get().neon,
+                _ => backend == Backend::Base,
+            }
+        }
+        #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
         {
             backend == Backend::Base
         }
     }
 
     fn new(key: &[u8; 32], backend: Backend, stack: &mut SetupStack) -> Option<Self> {
-        // Off x86-64 only `Base` runs, which marks no frame.
-        #[cfg(not(target_arch = "x86_64"))]
+        // Elsewhere only `Base` runs, which marks no frame.
+        #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
         let _ = stack;
         match backend {
             Backend::Base => Some(Self::Base(Base::new(Algorithm::ChaCha20Poly1305, key))),
@@ -149,11 +194,13 @@ impl Engine for Engines {
             Backend::X86Avx512Ifma => x86_avx512_ifma::Key::new(key, stack).map(Self::Avx512Ifma),
             #[cfg(target_arch = "x86_64")]
             Backend::X86Ssse3 => x86_ssse3::Key::new(key, stack).map(Self::Ssse3),
+            #[cfg(target_arch = "aarch64")]
+            Backend::Aarch64Neon => aarch64_neon::Key::new(key, stack).map(Self::Neon),
             _ => None,
         }
     }
 
-    // Off x86-64 `Base` is the only engine: the pattern cannot fail there.
+    // Where `Base` is the only engine, the pattern cannot fail.
     #[allow(irrefutable_let_patterns)]
     fn harden(&mut self, hardening: Hardening) {
         if let Self::Base(k) = self {
@@ -172,6 +219,8 @@ impl Engine for Engines {
             Self::Avx512Ifma(_) => Backend::X86Avx512Ifma,
             #[cfg(target_arch = "x86_64")]
             Self::Ssse3(_) => Backend::X86Ssse3,
+            #[cfg(target_arch = "aarch64")]
+            Self::Neon(_) => Backend::Aarch64Neon,
         }
     }
 
@@ -203,14 +252,14 @@ aead_type!(
     32
 );
 
-#[cfg(all(test, target_arch = "x86_64"))]
+#[cfg(all(test, any(target_arch = "x86_64", target_arch = "aarch64")))]
 mod tests {
     use super::{Blocks, ChaCha20Poly1305};
     use crate::aead::secret::SetupStack;
 
     /// Independent blocks (header protection): RFC 8439 §2.3.2's block, and
     /// random inputs against RustCrypto's ChaCha20 seeked to each input's
-    /// counter, on every x86 backend, for batch sizes 0..=40.
+    /// counter, on every backend of ours, for batch sizes 0..=40.
     #[test]
     fn independent_blocks_match_rfc_8439_and_rustcrypto() {
         use chacha20::cipher::{KeyIvInit, StreamCipher, StreamCipherSeek};

@@ -23,6 +23,7 @@
 
 use zeroize::Zeroize;
 
+#[cfg(target_arch = "x86_64")]
 use super::poly1305_ifma::{mul_limbs, to_limbs, Powers};
 
 /// A Poly1305 state for one message.
@@ -189,6 +190,7 @@ impl Poly1305 {
     }
 
     /// Writes the powers of r a vector (IFMA) run needs into `out`.
+    #[cfg(target_arch = "x86_64")]
     #[inline(always)]
     pub(super) fn ifma_powers(&self, out: &mut Powers) {
         let r = to_limbs([self.r0, self.r1, 0]);

@@ -1,13 +1,13 @@
 //! ChaCha20-Poly1305 on AVX2: ymm lanes, 8 blocks per vertical pass, two
 //! blocks per horizontal register (one per 128-bit half), scalar Poly1305
-//! with BMI2. The engine is `x86_64/`'s.
+//! with BMI2. The engine is `kernel/`'s.
 #![allow(unsafe_code)]
 
 use core::arch::x86_64::*;
 
-use super::x86_64::{Lanes, Schedule};
+use super::kernel::{Lanes, Schedule};
 
-super::x86_64::x86_backend!(
+super::kernel::backend!(
     features = "avx2,bmi2",
     lanes = __m256i,
     detected = avx2,

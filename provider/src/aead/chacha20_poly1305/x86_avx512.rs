@@ -3,14 +3,14 @@
 //! and `vprold` rotates in one instruction; four blocks per horizontal
 //! register (one per 128-bit lane), whose 8-block call also runs the
 //! Poly1305 chain steps of up to 1 KiB between its rounds. The engine is
-//! `x86_64/`'s.
+//! `kernel/`'s.
 #![allow(unsafe_code)]
 
 use core::arch::x86_64::*;
 
-use super::x86_64::{Lanes, Schedule};
+use super::kernel::{Lanes, Schedule};
 
-super::x86_64::x86_backend!(
+super::kernel::backend!(
     features = "avx512f,avx512vl,avx2,bmi2",
     lanes = __m512i,
     detected = avx512,
@@ -44,7 +44,7 @@ unsafe impl Lanes for __m512i {
     const TWO_CHAIN_PASSES: bool = true;
     /// `SMALL`: the two-call open of 449–576 bytes is ymm's (not tried on
     /// zmm, whose pass 0 alone makes 960 bytes).
-    const SMALL_OPEN: usize = super::x86_64::SMALL;
+    const SMALL_OPEN: usize = super::kernel::SMALL;
     /// Never: the open scratch holds 8 blocks above pass 0's 16 (and
     /// IFMA's records of that size are phased).
     const WIDE_TAIL_MIN: usize = usize::MAX;

@@ -12,7 +12,7 @@
 
 use core::arch::x86_64::__m512i;
 
-super::x86_64::x86_backend!(
+super::kernel::backend!(
     features = "avx512f,avx512vl,avx2,bmi2,avx512ifma",
     lanes = __m512i,
     detected = avx512ifma,

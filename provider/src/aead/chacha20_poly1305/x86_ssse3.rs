@@ -1,13 +1,13 @@
 //! ChaCha20-Poly1305 for x86-64 CPUs without AVX2: xmm lanes, 4 blocks per
 //! vertical pass (`pshufb` rotates by 16 and 8), one block per horizontal
-//! register. The engine is `x86_64/`'s.
+//! register. The engine is `kernel/`'s.
 #![allow(unsafe_code)]
 
 use core::arch::x86_64::*;
 
-use super::x86_64::{Lanes, Schedule};
+use super::kernel::{Lanes, Schedule};
 
-super::x86_64::x86_backend!(
+super::kernel::backend!(
     features = "ssse3",
     lanes = __m128i,
     detected = ssse3,
@@ -38,7 +38,7 @@ unsafe impl Lanes for __m128i {
     };
     const TWO_CHAIN_PASSES: bool = false;
     /// `SMALL`: four xmm sets hold 4 blocks, not 10.
-    const SMALL_OPEN: usize = super::x86_64::SMALL;
+    const SMALL_OPEN: usize = super::kernel::SMALL;
     /// Never: every record longer than `SMALL` has a batch.
     const WIDE_TAIL_MIN: usize = usize::MAX;
     type Pair = __m128i;

@@ -3,8 +3,8 @@
 
 use super::super::poly1305::Poly1305;
 use super::super::poly1305_ifma;
-use super::kernel::vertical;
 use super::lanes::Lanes;
+use super::rounds::vertical;
 use super::state::{plaintext_at, State};
 use super::tail::{keystream_tail, tail_call};
 use crate::aead::Direction;

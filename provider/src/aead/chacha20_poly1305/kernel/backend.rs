@@ -1,5 +1,5 @@
 //! A backend: its `#[target_feature]` entry points ([`Entry`], which
-//! `x86_backend!` implements for each backend) and the key type over them,
+//! `backend!` implements for each backend) and the key type over them,
 //! written once ([`Key`]).
 
 use zeroize::Zeroizing;
@@ -43,7 +43,7 @@ impl<const N: usize> ScratchBuf for super::Scratch<N> {
 /// # Safety
 /// Implementing: every function enables the features of `Self::Lanes`
 /// (and AVX-512 IFMA where the kernel is instantiated with IFMA), and
-/// `detected` returns true only on a CPU with all of them (`x86_backend!`
+/// `detected` returns true only on a CPU with all of them (`backend!`
 /// does both). Calling: the `unsafe` functions only after `detected`
 /// returned true.
 pub(crate) unsafe trait Entry {
@@ -228,7 +228,7 @@ unsafe fn blocks<E: Entry, const B: usize>(
 /// Poly1305 (`padded_serial`; `$detected` includes IFMA and `$features`
 /// enables it); `$scrub_small` and `$scrub_blocks`: the fixed depths
 /// after a short record (0: none) and after header-protection blocks.
-macro_rules! x86_backend {
+macro_rules! backend {
     (
         features = $features:literal,
         lanes = $lanes:ty,
@@ -241,20 +241,20 @@ macro_rules! x86_backend {
         pub(crate) enum Entry {}
 
         /// A ChaCha20-Poly1305 key on this backend.
-        pub(crate) type Key = $crate::aead::chacha20_poly1305::x86_64::Key<Entry>;
+        pub(crate) type Key = $crate::aead::chacha20_poly1305::kernel::Key<Entry>;
 
         /// The ChaCha20 block function on this backend.
-        pub(crate) type Blocks = $crate::aead::chacha20_poly1305::x86_64::Blocks<Entry>;
+        pub(crate) type Blocks = $crate::aead::chacha20_poly1305::kernel::Blocks<Entry>;
 
         // SAFETY: every entry point enables `$features`, which include `$lanes`'s features
         // (and IFMA where `$ifma`), and `detected` is the detection of exactly those features.
-        unsafe impl $crate::aead::chacha20_poly1305::x86_64::Entry for Entry {
+        unsafe impl $crate::aead::chacha20_poly1305::kernel::Entry for Entry {
             type Lanes = $lanes;
-            type Scratch = $crate::aead::chacha20_poly1305::x86_64::Scratch<
-                { $crate::aead::chacha20_poly1305::x86_64::scratch_len::<$lanes>() },
+            type Scratch = $crate::aead::chacha20_poly1305::kernel::Scratch<
+                { $crate::aead::chacha20_poly1305::kernel::scratch_len::<$lanes>() },
             >;
-            type SealScratch = $crate::aead::chacha20_poly1305::x86_64::Scratch<
-                { $crate::aead::chacha20_poly1305::x86_64::seal_scratch_len::<$lanes>() },
+            type SealScratch = $crate::aead::chacha20_poly1305::kernel::Scratch<
+                { $crate::aead::chacha20_poly1305::kernel::seal_scratch_len::<$lanes>() },
             >;
 
             #[inline(always)]
@@ -283,7 +283,7 @@ macro_rules! x86_backend {
                 src: &[u8],
                 buf: &mut [u8],
             ) -> ([u8; $crate::aead::TAG_LEN], usize) {
-                use $crate::aead::chacha20_poly1305::x86_64 as kernel;
+                use $crate::aead::chacha20_poly1305::kernel;
                 // This frame's bottom, for the scrub after the call.
                 let bottom = $crate::aead::secret::stack_pointer();
                 // SAFETY: the kernel needs only CPU features: this entry point's
@@ -312,7 +312,7 @@ macro_rules! x86_backend {
                 aad: &[u8],
                 buf: &mut [u8],
             ) -> ([u8; $crate::aead::TAG_LEN], usize) {
-                use $crate::aead::chacha20_poly1305::x86_64 as kernel;
+                use $crate::aead::chacha20_poly1305::kernel;
                 let bottom = $crate::aead::secret::stack_pointer();
                 // SAFETY: as for `seal`.
                 let tag = unsafe {
@@ -338,7 +338,7 @@ macro_rules! x86_backend {
                 buf: &mut [u8],
                 dir: $crate::aead::Direction,
             ) -> ([u8; $crate::aead::TAG_LEN], usize) {
-                use $crate::aead::chacha20_poly1305::x86_64 as kernel;
+                use $crate::aead::chacha20_poly1305::kernel;
                 // This frame's bottom, for the scrub after the call.
                 let bottom = $crate::aead::secret::stack_pointer();
                 // SAFETY: as for `seal`; the kernel's `small` asserts the lengths it relies on.
@@ -354,7 +354,7 @@ macro_rules! x86_backend {
             ) {
                 // SAFETY: as for `seal`; `independent_blocks` bounds its slices itself.
                 unsafe {
-                    $crate::aead::chacha20_poly1305::x86_64::independent_blocks::<$lanes, B>(
+                    $crate::aead::chacha20_poly1305::kernel::independent_blocks::<$lanes, B>(
                         key, inputs, out,
                     )
                 }
@@ -362,4 +362,4 @@ macro_rules! x86_backend {
         }
     };
 }
-pub(crate) use x86_backend;
+pub(crate) use backend;

@@ -3,7 +3,7 @@
 //! kernel — quarter round, vertical kernel, horizontal short call — generic
 //! over the vector type ([`Lanes`]: xmm for SSSE3, ymm for AVX2, zmm for
 //! AVX-512). Each backend file implements `Lanes` for its type and
-//! instantiates the engine with [`x86_backend!`] inside its own
+//! instantiates the engine with [`backend!`] inside its own
 //! `#[target_feature]` entry points, so every helper here is
 //! `#[inline(always)]` and compiles with the caller's features.
 //!
@@ -32,17 +32,18 @@
 //! [`lanes`] (the lane trait), [`slots`] (what a call hashes between its
 //! rounds), [`state`] (a record's inputs and scratch), [`kernel`] (quarter
 //! round, vertical kernel, horizontal call), [`record`] (one record in
-//! passes), [`tail`] (its last blocks), [`phased`] (the IFMA engine's
-//! medium records), [`short`] (the short path), [`blocks`] (independent
+//! passes), [`tail`] (its last blocks), `phased` (the IFMA engine's
+//! medium records; x86-64 only), [`short`] (the short path), [`blocks`] (independent
 //! blocks for QUIC) and [`backend`] (the macro each backend file
 //! instantiates).
 
 mod backend;
 mod blocks;
-mod kernel;
 mod lanes;
+#[cfg(target_arch = "x86_64")]
 mod phased;
 mod record;
+mod rounds;
 mod short;
 mod slots;
 mod state;
@@ -50,7 +51,7 @@ mod tail;
 
 pub(super) use crate::aead::Direction;
 pub(crate) use backend::Entry;
-pub(super) use backend::{x86_backend, Blocks, Key};
+pub(super) use backend::{backend, Blocks, Key};
 pub(super) use blocks::independent_blocks;
 pub(super) use lanes::Lanes;
 pub(super) use lanes::Schedule;

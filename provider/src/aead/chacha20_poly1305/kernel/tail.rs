@@ -2,8 +2,8 @@
 //! pending ciphertext its call hashes.
 
 use super::super::poly1305::Poly1305;
-use super::kernel::{horizontal, vertical};
 use super::lanes::Lanes;
+use super::rounds::{horizontal, vertical};
 use super::slots::{Hash, OneChain, TwoChains, ONE_CHAIN_MAX};
 use super::state::State;
 

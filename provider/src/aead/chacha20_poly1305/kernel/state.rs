@@ -1,10 +1,9 @@
 //! A record's inputs: the key words, the ChaCha20 input state, where a
 //! pass reads its plaintext, and the tag check.
 
-use core::arch::x86_64::*;
-
 use zeroize::Zeroize;
 
+use super::super::arch::{self, Row};
 use super::SIGMA;
 use crate::aead::{NONCE_LEN, TAG_LEN};
 
@@ -83,11 +82,8 @@ pub(super) struct State<'k> {
     /// Words 13–15.
     pub(super) nonce: [u32; 3],
     /// Words 12–15 as one row, counter word 0: `0 ‖ nonce`, made in
-    /// registers for the horizontal calls. (Loaded from memory just
-    /// written word by word, that row spanned several stores and store
-    /// forwarding failed: a stall at the head of a short record's one
-    /// dependency chain.)
-    pub(super) nonce_row: __m128i,
+    /// registers for the horizontal calls (`arch::nonce_row`).
+    pub(super) nonce_row: Row,
 }
 
 impl<'k> State<'k> {
@@ -95,11 +91,7 @@ impl<'k> State<'k> {
     pub(super) fn new(key: &'k [u32; 8], nonce: &[u8; NONCE_LEN]) -> Self {
         let word =
             |i: usize| u32::from_le_bytes(nonce[4 * i..4 * i + 4].try_into().expect("4 bytes"));
-        // SAFETY: SSE2 (every x86-64 CPU); the 8-byte load reads `nonce[..8]`.
-        let nonce_row = unsafe {
-            let n01 = _mm_loadl_epi64(nonce.as_ptr().cast());
-            _mm_slli_si128::<4>(_mm_unpacklo_epi64(n01, _mm_cvtsi32_si128(word(2) as i32)))
-        };
+        let nonce_row = arch::nonce_row(nonce, word(2));
         Self {
             key,
             nonce: [word(0), word(1), word(2)],
@@ -121,8 +113,7 @@ impl<'k> State<'k> {
 
     /// Row 3 (block counter and nonce) for block `counter`.
     #[inline(always)]
-    pub(super) fn row3(&self, counter: u32) -> __m128i {
-        // SAFETY: register-only SSE2 intrinsics (every x86-64 CPU).
-        unsafe { _mm_add_epi32(self.nonce_row, _mm_cvtsi32_si128(counter as i32)) }
+    pub(super) fn row3(&self, counter: u32) -> Row {
+        arch::add_counter(self.nonce_row, counter)
     }
 }

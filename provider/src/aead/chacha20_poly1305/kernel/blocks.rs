@@ -1,8 +1,8 @@
 //! Independent ChaCha20 blocks (QUIC header-protection masks), vertical.
 
-use super::kernel::quarter;
 use super::lanes::Lanes;
 use super::record::wipe;
+use super::rounds::quarter;
 use super::state::State;
 use super::MAX_BATCH;
 use crate::aead::NONCE_LEN;

@@ -3,7 +3,7 @@
 //! Poly1305 steps each lane type sets for its vertical kernel, and row
 //! broadcasts.
 
-use core::arch::x86_64::*;
+use super::super::arch::{load_row, Row};
 
 /// A vector of 32-bit lanes: one ChaCha20 state word of `N` blocks
 /// (vertical), or one row of `ROW_BLOCKS` blocks (horizontal).
@@ -56,10 +56,11 @@ pub(crate) unsafe trait Lanes: Copy {
     unsafe fn rotl12(self) -> Self;
     unsafe fn rotl8(self) -> Self;
     unsafe fn rotl7(self) -> Self;
-    /// `_mm_shuffle_epi32::<IMM>` in every 128-bit lane.
+    /// In every 128-bit lane, word `i` takes word `(IMM >> 2i) & 3` (x86's
+    /// `pshufd`); the kernel uses the rotations 0x39, 0x4e and 0x93.
     unsafe fn shuffle<const IMM: i32>(self) -> Self;
     /// `r` in every 128-bit lane.
-    unsafe fn broadcast_row(r: __m128i) -> Self;
+    unsafe fn broadcast_row(r: Row) -> Self;
     /// A row with `k` added to the first word of 128-bit lane `k` (block
     /// counters of the horizontal layout).
     unsafe fn row_counters(self) -> Self;
@@ -81,9 +82,8 @@ pub(crate) unsafe trait Lanes: Copy {
 /// The CPU has `L`'s features.
 #[inline(always)]
 pub(super) unsafe fn row<L: Lanes>(w: &[u32; 4]) -> L {
-    // SAFETY: the CPU has `L`'s features (this fn's contract); the load reads the 16 bytes of
-    // `w`.
-    unsafe { L::broadcast_row(_mm_loadu_si128(w.as_ptr().cast())) }
+    // SAFETY: the CPU has `L`'s features (this fn's contract).
+    unsafe { L::broadcast_row(load_row(w)) }
 }
 
 /// Where the vertical kernel runs Poly1305 chain steps (one step absorbs

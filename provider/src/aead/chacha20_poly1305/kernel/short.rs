@@ -2,9 +2,9 @@
 //! horizontal call, Poly1305 between its rounds.
 
 use super::super::poly1305::Poly1305;
-use super::kernel::{horizontal, keystream_small};
 use super::lanes::Lanes;
 use super::record::{crypt_chunk, finish, wipe};
+use super::rounds::{horizontal, keystream_small};
 use super::slots::{Hash, OneChain, ONE_CHAIN_MAX};
 use super::state::State;
 use super::{small_max, SMALL};

@@ -3,14 +3,24 @@
 //! keystream scratch a record takes.
 
 use super::super::poly1305::Poly1305;
-use super::kernel::vertical;
 use super::lanes::Lanes;
+#[cfg(target_arch = "x86_64")]
 use super::phased::{crypt_phased, padded_serial, IFMA_MIN, PHASED_MAX};
+use super::rounds::vertical;
 use super::slots::Hash;
 use super::state::{plaintext_at, State};
 use super::tail::{keystream_tail, tail_call, tail_footprint, tail_run_len, TailCall};
 use super::{counter_fits, SMALL};
 use crate::aead::{Direction, NONCE_LEN, TAG_LEN};
+
+/// Only x86-64 has the IFMA Poly1305: elsewhere every serial run is scalar.
+#[cfg(not(target_arch = "x86_64"))]
+const IFMA_MIN: usize = usize::MAX;
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+unsafe fn padded_serial<const IFMA: bool>(poly: &mut Poly1305, data: &[u8]) {
+    poly.padded(data);
+}
 
 /// Seals or opens `buf` (the plaintext is `src` followed by
 /// `buf[src.len()..]` when sealing) and returns the tag. `ks` is zeroed
@@ -88,6 +98,7 @@ pub(crate) unsafe fn crypt<L: Lanes, const IFMA: bool>(
         poly.reset(ks[..32].try_into().expect("32 bytes"));
         poly.padded(aad);
 
+        #[cfg(target_arch = "x86_64")]
         if IFMA && n > head_max && n <= PHASED_MAX {
             crypt_phased::<L>(&state, ks, &mut poly, src, buf, from_src, dir);
             let tag = finish(&mut poly, aad.len(), n);
