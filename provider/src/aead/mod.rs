@@ -337,7 +337,8 @@ macro_rules! aead_type {
                 <$engine as $crate::aead::Engine>::best()
             }
 
-            /// The backends this CPU runs, best first (`Base` is always last).
+            /// The backends this CPU runs, best first (`Base` last, unless a
+            /// backend not yet shown faster is demoted below it).
             pub fn backends() -> Vec<Backend> {
                 <$engine as $crate::aead::Engine>::backends()
             }

@@ -67,10 +67,9 @@ impl Alg {
             Self::Aes256Gcm => Aes256Gcm::backends(),
             Self::ChaCha20Poly1305 => ChaCha20Poly1305::backends(),
         };
-        assert_eq!(
-            backends.last(),
-            Some(&Backend::Base),
-            "the base provider's AEAD is always available, last"
+        assert!(
+            backends.contains(&Backend::Base),
+            "the base provider's AEAD is always available"
         );
         // Shown with the test's output (`--nocapture`, or on a failure).
         println!("{self:?}: running on {backends:?}");

@@ -1,7 +1,12 @@
-//! ChaCha20-Poly1305 on aarch64's NEON: 128-bit lanes, 4 blocks per
-//! vertical pass, one block per horizontal register; rotations by 16 with
+//! ChaCha20-Poly1305 on aarch64's NEON. The engine is `kernel/`'s over
+//! [`Neon2`]: each state word of 8 blocks in a pair of 128-bit registers
+//! (8 blocks per vertical pass, two blocks per horizontal row), so a
+//! double round has eight independent quarter-round chains where one
+//! register's four have too few to cover NEON's 2–3-cycle latencies
+//! (docs/decisions.md, "ChaCha20 on NEON"); 2-block calls (records up to
+//! 64 bytes) run on single registers (`uint32x4_t`). Rotations by 16 with
 //! `rev32`, by 8 with `tbl`, by 12 and 7 with a shift and a
-//! shift-right-insert. The engine is `kernel/`'s.
+//! shift-right-insert.
 #![allow(unsafe_code)]
 
 use core::arch::aarch64::*;
@@ -11,7 +16,7 @@ use super::kernel::{Lanes, Schedule};
 
 super::kernel::backend!(
     features = "neon",
-    lanes = uint32x4_t,
+    lanes = Neon2,
     detected = neon,
     ifma = false,
     scrub_small = crate::aead::secret::CHACHA20_SHORT_NEON,
@@ -24,6 +29,8 @@ const ROTL8: [u8; 16] = [3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14];
 // SAFETY: every method uses NEON instructions only, and touches memory only as the trait's
 // contract says (slices bounds-checked, pointers within the stated lengths).
 unsafe impl Lanes for uint32x4_t {
+    /// Blocks per pass as a vertical type of its own (the backend's passes
+    /// are `Neon2`'s; this type runs the 2-block calls).
     const N: usize = 4;
     const ROW_BLOCKS: usize = 1;
     const MAX_SETS: usize = 4;
@@ -189,5 +196,147 @@ unsafe impl Lanes for uint32x4_t {
                 i += 1;
             }
         }
+    }
+}
+
+/// Two NEON registers as one lane type: vertical, word `i` of blocks 0–3
+/// and of blocks 4–7; horizontal, a row of block 0 and of block 1.
+#[derive(Clone, Copy)]
+pub(crate) struct Neon2(uint32x4_t, uint32x4_t);
+
+/// Applies a `uint32x4_t` method to both halves.
+macro_rules! both {
+    ($self:expr, $f:ident $(, $b:expr)?) => {
+        Neon2($self.0.$f($($b.0)?), $self.1.$f($($b.1)?))
+    };
+}
+
+// SAFETY: every method is two calls of `uint32x4_t`'s (NEON only, within that impl's memory
+// contract) or NEON loads and stores within the lengths the trait's contract states.
+unsafe impl Lanes for Neon2 {
+    const N: usize = 8;
+    const ROW_BLOCKS: usize = 2;
+    /// Three sets hold 24 row registers; four (all 32) spilled rows where
+    /// the stack scrub after the call did not reach.
+    const MAX_SETS: usize = 3;
+    /// 512 bytes of ciphertext per pass: 16 chain steps, two in each of
+    /// the first eight double rounds (as on ymm, the same width).
+    const SCHEDULE: Schedule = Schedule {
+        after: [0, 1, 0, 0, 0, 1, 0, 0],
+        rounds: 8,
+        end: 0,
+    };
+    /// An open's first batch: 960 bytes, 30 steps, three per double round.
+    const WIDE_SCHEDULE: Schedule = Schedule {
+        after: [0, 1, 0, 1, 0, 1, 0, 0],
+        rounds: 10,
+        end: 0,
+    };
+    const TWO_CHAIN_PASSES: bool = false;
+    const SMALL_OPEN: usize = super::kernel::SMALL;
+    /// Never: a tail of up to six blocks takes a horizontal call, of seven
+    /// a vertical pass.
+    const WIDE_TAIL_MIN: usize = usize::MAX;
+    type Pair = uint32x4_t;
+
+    #[inline(always)]
+    unsafe fn splat(x: u32) -> Self {
+        // SAFETY: the CPU has NEON (`Lanes` contract).
+        unsafe { Neon2(vdupq_n_u32(x), vdupq_n_u32(x)) }
+    }
+    #[inline(always)]
+    unsafe fn load_lanes(words: &[u32]) -> Self {
+        // SAFETY: the CPU has NEON (`Lanes` contract); the assert bounds both loads to `words`.
+        unsafe {
+            assert_eq!(words.len(), 8);
+            Neon2(vld1q_u32(words.as_ptr()), vld1q_u32(words.as_ptr().add(4)))
+        }
+    }
+    #[inline(always)]
+    unsafe fn lane_index() -> Self {
+        // SAFETY: the CPU has NEON (`Lanes` contract); each load reads a 16-byte array.
+        unsafe {
+            Neon2(
+                vld1q_u32([0u32, 1, 2, 3].as_ptr()),
+                vld1q_u32([4u32, 5, 6, 7].as_ptr()),
+            )
+        }
+    }
+    #[inline(always)]
+    unsafe fn add(self, b: Self) -> Self {
+        // SAFETY: the CPU has NEON (`Lanes` contract).
+        unsafe { both!(self, add, b) }
+    }
+    #[inline(always)]
+    unsafe fn xor(self, b: Self) -> Self {
+        // SAFETY: the CPU has NEON (`Lanes` contract).
+        unsafe { both!(self, xor, b) }
+    }
+    #[inline(always)]
+    unsafe fn rotl16(self) -> Self {
+        // SAFETY: the CPU has NEON (`Lanes` contract).
+        unsafe { both!(self, rotl16) }
+    }
+    #[inline(always)]
+    unsafe fn rotl12(self) -> Self {
+        // SAFETY: the CPU has NEON (`Lanes` contract).
+        unsafe { both!(self, rotl12) }
+    }
+    #[inline(always)]
+    unsafe fn rotl8(self) -> Self {
+        // SAFETY: the CPU has NEON (`Lanes` contract).
+        unsafe { both!(self, rotl8) }
+    }
+    #[inline(always)]
+    unsafe fn rotl7(self) -> Self {
+        // SAFETY: the CPU has NEON (`Lanes` contract).
+        unsafe { both!(self, rotl7) }
+    }
+    #[inline(always)]
+    unsafe fn shuffle<const IMM: i32>(self) -> Self {
+        // SAFETY: the CPU has NEON (`Lanes` contract).
+        unsafe { Neon2(self.0.shuffle::<IMM>(), self.1.shuffle::<IMM>()) }
+    }
+    #[inline(always)]
+    unsafe fn broadcast_row(r: Row) -> Self {
+        Neon2(r, r)
+    }
+    #[inline(always)]
+    unsafe fn row_counters(self) -> Self {
+        // SAFETY: the CPU has NEON (`Lanes` contract).
+        unsafe {
+            Neon2(
+                self.0,
+                vaddq_u32(self.1, vsetq_lane_u32::<0>(1, vdupq_n_u32(0))),
+            )
+        }
+    }
+    #[inline(always)]
+    unsafe fn store_rows([a, b, c, d]: [Self; 4], out: *mut u8, blocks: usize) {
+        // SAFETY: the CPU has NEON; `out` is valid for writes of `blocks` (at most
+        // `ROW_BLOCKS`) × 64 bytes (`Lanes` contract), and each half stores one block only
+        // where `blocks` reaches it.
+        unsafe {
+            uint32x4_t::store_rows([a.0, b.0, c.0, d.0], out, blocks.min(1));
+            if blocks >= 2 {
+                uint32x4_t::store_rows([a.1, b.1, c.1, d.1], out.add(64), 1);
+            }
+        }
+    }
+    #[inline(always)]
+    unsafe fn xor_vertical(x: &[Self; 16], input: *const u8, output: *mut u8) {
+        // SAFETY: the CPU has NEON; `input` and `output` are valid for `N * 64` = 512 bytes
+        // (`Lanes` contract): blocks 0–3 at offset 0 and blocks 4–7 at 256, 256 bytes each.
+        unsafe {
+            let lo: [uint32x4_t; 16] = core::array::from_fn(|i| x[i].0);
+            uint32x4_t::xor_vertical(&lo, input, output);
+            let hi: [uint32x4_t; 16] = core::array::from_fn(|i| x[i].1);
+            uint32x4_t::xor_vertical(&hi, input.add(256), output.add(256));
+        }
+    }
+    #[inline(always)]
+    unsafe fn xor_bytes(input: *const u8, out: *mut u8, ks: &[u8]) {
+        // SAFETY: as `uint32x4_t`'s (`Lanes` contract).
+        unsafe { uint32x4_t::xor_bytes(input, out, ks) }
     }
 }

@@ -2,7 +2,8 @@
 //!
 //! Backends, best first: on x86-64 `X86Avx512Ifma` and `X86Avx512` (16
 //! blocks per pass on zmm), `X86Avx2` (8 on ymm), `X86Ssse3` (4 on xmm, for
-//! x86-64 CPUs without AVX2); on aarch64 `Aarch64Neon` (4 on NEON). All are
+//! x86-64 CPUs without AVX2), then `Base`; on aarch64 `Base`, then
+//! `Aarch64Neon` (8 on NEON register pairs; not yet the default). All are
 //! one kernel (`kernel/`, no architecture in it) over their lane type,
 //! with scalar Poly1305 stitched in; each architecture's row register is
 //! in `x86_64.rs` or `aarch64.rs`. `Base` is the base provider's
@@ -178,6 +179,15 @@ impl Engine for Engines {
         {
             backend == Backend::Base
         }
+    }
+
+    /// The NEON engine is listed, pinnable and tested, but demoted below
+    /// `Base` until hardware, or both the cycle models and the instruction
+    /// counts, show it at least as fast as the base provider's
+    /// (docs/decisions.md, "ChaCha20 on NEON").
+    #[cfg(target_arch = "aarch64")]
+    fn demoted(backend: Backend) -> bool {
+        backend == Backend::Aarch64Neon
     }
 
     fn new(key: &[u8; 32], backend: Backend, stack: &mut SetupStack) -> Option<Self> {
