@@ -115,9 +115,6 @@ pub(crate) const CHACHA20_BLOCKS_XMM: usize = 2304;
 pub(crate) const CHACHA20_BLOCKS_YMM: usize = 2816;
 #[cfg(target_arch = "x86_64")]
 pub(crate) const CHACHA20_BLOCKS_ZMM: usize = 3328;
-/// After a short ChaCha20-Poly1305 record on NEON (`Aarch64Neon`).
-#[cfg(target_arch = "aarch64")]
-pub(crate) const CHACHA20_SHORT_NEON: usize = 1280;
 /// After ChaCha20 header-protection blocks in vertical passes on NEON.
 #[cfg(target_arch = "aarch64")]
 pub(crate) const CHACHA20_BLOCKS_NEON: usize = 2304;

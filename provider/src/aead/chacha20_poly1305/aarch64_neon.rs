@@ -19,7 +19,7 @@ super::kernel::backend!(
     lanes = Neon2,
     detected = neon,
     ifma = false,
-    scrub_small = crate::aead::secret::CHACHA20_SHORT_NEON,
+    scrub_small = 0,
     scrub_blocks = crate::aead::secret::CHACHA20_BLOCKS_NEON
 );
 
@@ -52,6 +52,7 @@ unsafe impl Lanes for uint32x4_t {
     const SMALL_OPEN: usize = super::kernel::SMALL;
     /// Never: every record longer than `SMALL` has a batch.
     const WIDE_TAIL_MIN: usize = usize::MAX;
+    const SHORT_SPILLS_OVER: usize = usize::MAX;
     type Pair = uint32x4_t;
 
     #[inline(always)]
@@ -237,6 +238,10 @@ unsafe impl Lanes for Neon2 {
     /// Never: a tail of up to six blocks takes a horizontal call, of seven
     /// a vertical pass.
     const WIDE_TAIL_MIN: usize = usize::MAX;
+    /// The 2-block calls (up to 64 bytes) leave nothing on the stack; the
+    /// calls of two and three sets of two-block rows spill rows
+    /// (`tests/stack_residue.rs` at opt-levels 3 and 2, under qemu).
+    const SHORT_SPILLS_OVER: usize = 64;
     type Pair = uint32x4_t;
 
     #[inline(always)]

@@ -95,6 +95,7 @@ unsafe impl Lanes for __m256i {
     const SMALL_OPEN: usize = 576;
     /// 7 and 8 blocks: see `TailCall::Wide`.
     const WIDE_TAIL_MIN: usize = 7;
+    const SHORT_SPILLS_OVER: usize = usize::MAX;
     type Pair = __m256i;
 
     #[inline(always)]

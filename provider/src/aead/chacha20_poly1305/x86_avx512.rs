@@ -50,6 +50,7 @@ unsafe impl Lanes for __m512i {
     const WIDE_TAIL_MIN: usize = usize::MAX;
     /// Two blocks: one ymm call runs them faster than a zmm one
     /// (docs/decisions.md, "The ChaCha20 rounds (ymm, zmm)").
+    const SHORT_SPILLS_OVER: usize = usize::MAX;
     type Pair = __m256i;
 
     #[inline(always)]

@@ -41,6 +41,7 @@ unsafe impl Lanes for __m128i {
     const SMALL_OPEN: usize = super::kernel::SMALL;
     /// Never: every record longer than `SMALL` has a batch.
     const WIDE_TAIL_MIN: usize = usize::MAX;
+    const SHORT_SPILLS_OVER: usize = usize::MAX;
     type Pair = __m128i;
 
     #[inline(always)]

@@ -41,6 +41,11 @@ pub(crate) unsafe trait Lanes: Copy {
     /// first batch (`TailCall::Wide`); `usize::MAX`: never. The pass
     /// needs `N` blocks of scratch above pass 0's.
     const WIDE_TAIL_MIN: usize;
+    /// Short records longer than this scrub the whole frame their call
+    /// used, both directions (`small_spills`): where the horizontal calls
+    /// of more than two blocks spill state rows; `usize::MAX`: only the
+    /// ymm cases `small_spills` names.
+    const SHORT_SPILLS_OVER: usize;
     /// The lane type for 2-block calls (zmm → ymm: one ymm call runs them
     /// faster; docs/decisions.md, "The ChaCha20 rounds (ymm, zmm)").
     type Pair: Lanes;

@@ -82,16 +82,20 @@ pub(super) const fn small_max<L: Lanes>(dir: Direction) -> usize {
 /// the compiler spills state rows there. Rows of a block's last state
 /// before that addition, with its keystream (known wherever the plaintext
 /// is), give the key words, so the frame is scrubbed after such a call
-/// (`tests/stack_residue.rs` searches every intermediate state).
+/// (`tests/stack_residue.rs` searches every intermediate state). Lane
+/// types whose calls of more than two blocks spill (NEON's register
+/// pairs) set [`Lanes::SHORT_SPILLS_OVER`]: every longer short record
+/// scrubs its frame.
 pub(super) const fn small_spills<L: Lanes>(dir: Direction, n: usize) -> bool {
     // As `crypt_small` routes them: a seal past 192 bytes not in three
     // sets takes one call of four; an open past `SMALL`, a call of two
     // blocks and one of four sets.
-    L::ROW_BLOCKS == 2
-        && match dir {
-            Direction::Seal => n > 192 && !three_sets::<L>(n),
-            Direction::Open => n > SMALL,
-        }
+    n > L::SHORT_SPILLS_OVER
+        || L::ROW_BLOCKS == 2
+            && match dir {
+                Direction::Seal => n > 192 && !three_sets::<L>(n),
+                Direction::Open => n > SMALL,
+            }
 }
 
 /// ChaCha20's "expand 32-byte k".
