@@ -2,10 +2,11 @@
 # The aarch64 leg of the test command: cross-builds the provider's tests and
 # the rustls end-to-end tests for aarch64-unknown-linux-gnu and runs them
 # under qemu user-mode emulation (correctness only; emulated speed means
-# nothing). Off x86-64 record protection is the `Base` backend, the base
-# provider's own AEAD, so this checks that the crate builds there, that
-# `Base` is what runs, and that every vector, differential and rustls test
-# passes with aws-lc-rs's and ring's aarch64 code behind our record layer.
+# nothing). On aarch64 record protection is `Base` by default (the base
+# provider's own AEAD) and `Aarch64Neon` (ChaCha20-Poly1305 on NEON) where
+# pinned, so this checks that the crate builds there, that detection lists
+# both, and that every vector, differential, stack-residue and rustls test
+# passes on both, with aws-lc-rs's and ring's aarch64 code as the base.
 #
 # It uses Debian's Rust toolchain (rustc-web / cargo-web, with the arm64
 # standard library from libstd-rust-web-dev:arm64) for this leg only,

@@ -1,9 +1,10 @@
 //! The `Base` backend: the base provider's own AEAD (aws-lc-rs's with the
 //! default feature, ring's with feature `ring`) behind our engine shape.
 //!
-//! It runs wherever none of our engines does: every target other than
-//! x86-64 (aarch64 servers and laptops, 32-bit targets), and x86-64 CPUs
-//! without the features our engines need. The key is set up once, as the
+//! It runs wherever none of our engines does or none is the default: every
+//! target other than x86-64 (aarch64 servers and laptops, where the NEON
+//! ChaCha20 engine is listed but not yet the default; 32-bit targets), and
+//! x86-64 CPUs without the features our engines need. The key is set up once, as the
 //! base provider's own rustls record layer does (`LessSafeKey`), and every
 //! record still goes through our record code and nonce guard, so installing
 //! rustls-fusion costs nothing there: record protection runs the same
