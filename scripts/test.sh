@@ -15,7 +15,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-step() { printf '\n== %s\n' "$*"; }
+# Each step's start time, so a slow step shows in CI's log.
+step() { printf '\n== %s (%s)\n' "$*" "$(date -u +%T)"; }
 
 # The docs tell users to run each script directly: a script committed without
 # its executable bit fails here, in the first second, not at its step.
