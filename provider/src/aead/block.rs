@@ -7,7 +7,7 @@
 //! Backends follow the AEADs': on x86-64 the AES functions run on AES-NI
 //! (up to eight blocks in flight); the ChaCha20 function runs on the width
 //! of the ChaCha20-Poly1305 engine (4, 8 or 16 blocks per pass on x86-64,
-//! 4 on aarch64's NEON); `Base` is the
+//! 8 on aarch64's NEON register pairs); `Base` is the
 //! base provider's own header-protection primitive, which yields exactly
 //! those five bytes, so five bytes is what every backend returns.
 
@@ -74,39 +74,29 @@ impl BlockKey {
     #[inline(never)]
     fn ours(alg: Algorithm, key: &[u8], backend: Backend, stack: &mut SetupStack) -> Option<Self> {
         #[cfg(target_arch = "x86_64")]
-        {
-            let aes = matches!(
-                backend,
-                Backend::X86AesNi
-                    | Backend::X86Vaes
-                    | Backend::X86Vaes512
-                    | Backend::X86Vaes512Karatsuba
-            );
-            match alg {
-                Algorithm::Aes128Gcm if aes => RoundKeys::new(key, stack).map(Self::Aes128),
-                Algorithm::Aes256Gcm if aes => RoundKeys::new(key, stack).map(Self::Aes256),
-                Algorithm::ChaCha20Poly1305 => {
-                    let key = key.try_into().expect("32-byte key");
-                    Blocks::new(key, backend, stack).map(Self::ChaCha20)
-                }
-                _ => None,
+        let aes = matches!(
+            backend,
+            Backend::X86AesNi
+                | Backend::X86Vaes
+                | Backend::X86Vaes512
+                | Backend::X86Vaes512Karatsuba
+        );
+        match alg {
+            #[cfg(target_arch = "x86_64")]
+            Algorithm::Aes128Gcm if aes => RoundKeys::new(key, stack).map(Self::Aes128),
+            #[cfg(target_arch = "x86_64")]
+            Algorithm::Aes256Gcm if aes => RoundKeys::new(key, stack).map(Self::Aes256),
+            #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+            Algorithm::ChaCha20Poly1305 => {
+                let key = key.try_into().expect("32-byte key");
+                Blocks::new(key, backend, stack).map(Self::ChaCha20)
             }
-        }
-        #[cfg(target_arch = "aarch64")]
-        {
-            match alg {
-                Algorithm::ChaCha20Poly1305 => {
-                    let key = key.try_into().expect("32-byte key");
-                    Blocks::new(key, backend, stack).map(Self::ChaCha20)
-                }
-                _ => None,
+            // No block function of ours for this algorithm or backend here
+            // (on other targets, none at all).
+            _ => {
+                let _ = (key, backend, stack);
+                None
             }
-        }
-        // Elsewhere only `Base` runs.
-        #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-        {
-            let _ = (alg, key, backend, stack);
-            None
         }
     }
 
