@@ -5,6 +5,8 @@
 //! PCLMULQDQ on xmm), `Base` (the base provider's AES-GCM).
 
 #[cfg(target_arch = "x86_64")]
+mod kernel;
+#[cfg(target_arch = "x86_64")]
 mod x86_64;
 #[cfg(target_arch = "x86_64")]
 mod x86_aesni;
@@ -19,7 +21,11 @@ use super::{aead_type, Algorithm, Backend, Engine, Hardening, OpenError, NONCE_L
 #[cfg(target_arch = "x86_64")]
 use crate::cpu::Features;
 #[cfg(target_arch = "x86_64")]
-pub(crate) use x86_64::RoundKeys;
+pub(crate) use kernel::RoundKeys;
+
+/// The kernel's block register, for this architecture.
+#[cfg(target_arch = "x86_64")]
+use x86_64 as arch;
 
 /// The AES-GCM engines for one key size (`KEY_LEN` 16 or 32).
 pub(crate) enum AesGcm<const KEY_LEN: usize> {

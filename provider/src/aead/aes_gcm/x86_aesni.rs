@@ -1,5 +1,5 @@
 //! AES-GCM on AES-NI + PCLMULQDQ (xmm, one block per register): for
-//! x86-64 CPUs without VAES. The stitched kernel is in `x86_64/`.
+//! x86-64 CPUs without VAES. The stitched kernel is in `kernel/`.
 //!
 //! Two builds of it: with AVX (VEX-encoded three-operand instructions,
 //! fewer register copies; every such CPU since Sandy Bridge and Bulldozer)
@@ -10,7 +10,7 @@
 pub(super) mod avx {
     use core::arch::x86_64::__m128i;
 
-    super::super::x86_64::x86_backend!(
+    super::super::kernel::backend!(
         features = "aes,pclmulqdq,ssse3,sse4.1,avx",
         lanes = __m128i,
         powers = 8,
@@ -22,7 +22,7 @@ pub(super) mod avx {
 pub(super) mod sse {
     use core::arch::x86_64::__m128i;
 
-    super::super::x86_64::x86_backend!(
+    super::super::kernel::backend!(
         features = "aes,pclmulqdq,ssse3,sse4.1",
         lanes = __m128i,
         powers = 8,

@@ -1,13 +1,13 @@
 //! AES-GCM on VAES + VPCLMULQDQ with 256-bit AVX2 registers (two blocks per
 //! register, sixteen per batch): AMD Zen 3+, Intel Ice Lake+. The stitched
-//! kernel is in `x86_64/`; this file supplies the ymm lane type.
+//! kernel is in `kernel/`; this file supplies the ymm lane type.
 #![allow(unsafe_code)]
 
 use core::arch::x86_64::*;
 
-use super::x86_64::Lanes;
+use super::kernel::Lanes;
 
-super::x86_64::x86_backend!(
+super::kernel::backend!(
     features = "aes,pclmulqdq,ssse3,sse4.1,avx,avx2,vaes,vpclmulqdq",
     lanes = __m256i,
     powers = 16,

@@ -1,6 +1,6 @@
 //! AES-GCM on VAES + VPCLMULQDQ with 512-bit AVX-512 registers (four blocks
 //! per register, thirty-two per batch): AMD Zen 4+, Intel Ice Lake+ server.
-//! Same stitched kernel as the ymm engine (`x86_64/`) at half the
+//! Same stitched kernel as the ymm engine (`kernel/`) at half the
 //! instructions per byte. Preferred only where AVX-512 is present; CPUs
 //! that downclock on 512-bit vectors can pin `X86Vaes` instead.
 //!
@@ -13,13 +13,13 @@
 
 use core::arch::x86_64::*;
 
-use super::x86_64::{BatchKeys, Lanes};
+use super::kernel::{BatchKeys, Lanes};
 
 mod stitched;
 
 /// Schoolbook GHASH products.
 pub(super) mod schoolbook {
-    super::super::x86_64::x86_backend!(
+    super::super::kernel::backend!(
         features = "aes,pclmulqdq,ssse3,sse4.1,avx,avx2,avx512f,avx512bw,avx512vl,vaes,vpclmulqdq",
         lanes = super::Zmm<false>,
         powers = 32,
@@ -30,7 +30,7 @@ pub(super) mod schoolbook {
 
 /// Karatsuba GHASH products.
 pub(super) mod karatsuba {
-    super::super::x86_64::x86_backend!(
+    super::super::kernel::backend!(
         features = "aes,pclmulqdq,ssse3,sse4.1,avx,avx2,avx512f,avx512bw,avx512vl,vaes,vpclmulqdq",
         lanes = super::Zmm<true>,
         powers = 32,

@@ -19,7 +19,7 @@
 use core::arch::asm;
 use core::arch::x86_64::*;
 
-use super::super::x86_64::BatchKeys;
+use super::super::kernel::BatchKeys;
 
 /// `GH2 j, k`: GHASH of registers `j` and `k` (0-7) of the batch at
 /// `{hp}`: their blocks, byte-swapped, times the powers at `{h} + 64j` and

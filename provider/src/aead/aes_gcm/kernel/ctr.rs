@@ -1,22 +1,22 @@
 //! AES-CTR: blocks and keystream side by side on xmm (short records,
 //! tails), with an optional extra block under other round keys.
 
-use core::arch::x86_64::*;
+use super::super::arch::{self, Block};
 
 use super::key::{wipe, KeyData};
-use super::lanes::{bswap128, load128, Lanes};
+use super::lanes::Lanes;
 use crate::aead::NONCE_LEN;
 
 #[inline(always)]
-pub(super) unsafe fn encrypt_block(rk: &[__m128i], x: __m128i) -> __m128i {
-    // SAFETY: register-only AES-NI intrinsics (module contract); `rk` is indexed with bounds
+pub(super) unsafe fn encrypt_block(rk: &[Block], x: Block) -> Block {
+    // SAFETY: register-only `Lanes` methods on blocks (module contract); `rk` is indexed with bounds
     // checks.
     unsafe {
-        let mut x = _mm_xor_si128(x, rk[0]);
+        let mut x = x.xor(rk[0]);
         for k in &rk[1..rk.len() - 1] {
-            x = _mm_aesenc_si128(x, *k);
+            x = x.aesenc(*k);
         }
-        _mm_aesenclast_si128(x, rk[rk.len() - 1])
+        x.aesenclast(rk[rk.len() - 1])
     }
 }
 
@@ -30,9 +30,9 @@ pub(super) unsafe fn encrypt_blocks<
     const N: usize,
 >(
     key: &KeyData<V, NR, P, X>,
-    x: &mut [__m128i; N],
+    x: &mut [Block; N],
 ) {
-    // SAFETY: register-only AES-NI intrinsics (module contract); round keys loaded from whole
+    // SAFETY: register-only `Lanes` methods on blocks (module contract); round keys loaded from whole
     // `[u8; 16]` entries.
     unsafe {
         // Each round key is loaded where it is used, through an opaque
@@ -40,22 +40,22 @@ pub(super) unsafe fn encrypt_blocks<
         // fit in the registers and were spilled (the stack-residue test).
         macro_rules! rk {
             ($r:expr) => {
-                load128(&core::hint::black_box(&key.rk)[$r])
+                arch::load(&core::hint::black_box(&key.rk)[$r])
             };
         }
         let k0 = rk!(0);
         for b in x.iter_mut() {
-            *b = _mm_xor_si128(*b, k0);
+            *b = b.xor(k0);
         }
         for r in 1..NR {
             let k = rk!(r);
             for b in x.iter_mut() {
-                *b = _mm_aesenc_si128(*b, k);
+                *b = b.aesenc(k);
             }
         }
         let k = rk!(NR);
         for b in x.iter_mut() {
-            *b = _mm_aesenclast_si128(*b, k);
+            *b = b.aesenclast(k);
         }
     }
 }
@@ -65,21 +65,21 @@ pub(super) unsafe fn encrypt_blocks<
 #[inline(always)]
 pub(super) unsafe fn keystream<V: Lanes, const NR: usize, const P: usize, const X: usize>(
     key: &KeyData<V, NR, P, X>,
-    ctr: __m128i,
+    ctr: Block,
     n: usize,
-    out: &mut [__m128i],
+    out: &mut [Block],
 ) {
     // SAFETY: register-only intrinsics (module contract); `out` is sliced with bounds checks.
     unsafe {
         let mut done = 0;
         while done < n {
-            let base = _mm_add_epi32(ctr, _mm_set_epi32(0, 0, 0, done as i32));
+            let base = ctr.add_ctr(done as i32);
             let out = &mut out[done..];
             macro_rules! run {
                 ($n:literal) => {{
-                    let mut x = [_mm_setzero_si128(); $n];
+                    let mut x = [arch::zero(); $n];
                     for (i, b) in x.iter_mut().enumerate() {
-                        *b = bswap128(_mm_add_epi32(base, _mm_set_epi32(0, 0, 0, i as i32)));
+                        *b = base.add_ctr(i as i32).bswap();
                     }
                     encrypt_blocks(key, &mut x);
                     out[..$n].copy_from_slice(&x);
@@ -115,30 +115,30 @@ pub(super) unsafe fn encrypt_blocks_plus<
     const N: usize,
 >(
     key: &KeyData<V, NR, P, X>,
-    x: &mut [__m128i; N],
+    x: &mut [Block; N],
     rk2: &[[u8; 16]; 15],
-    y: &mut __m128i,
+    y: &mut Block,
 ) {
-    // SAFETY: register-only AES-NI intrinsics (module contract); round keys loaded from whole
+    // SAFETY: register-only `Lanes` methods on blocks (module contract); round keys loaded from whole
     // `[u8; 16]` entries.
     unsafe {
-        let k0 = load128(&key.rk[0]);
+        let k0 = arch::load(&key.rk[0]);
         for b in x.iter_mut() {
-            *b = _mm_xor_si128(*b, k0);
+            *b = b.xor(k0);
         }
-        *y = _mm_xor_si128(*y, load128(&rk2[0]));
+        *y = y.xor(arch::load(&rk2[0]));
         for r in 1..NR {
-            let k = load128(&key.rk[r]);
+            let k = arch::load(&key.rk[r]);
             for b in x.iter_mut() {
-                *b = _mm_aesenc_si128(*b, k);
+                *b = b.aesenc(k);
             }
-            *y = _mm_aesenc_si128(*y, load128(&rk2[r]));
+            *y = y.aesenc(arch::load(&rk2[r]));
         }
-        let k = load128(&key.rk[NR]);
+        let k = arch::load(&key.rk[NR]);
         for b in x.iter_mut() {
-            *b = _mm_aesenclast_si128(*b, k);
+            *b = b.aesenclast(k);
         }
-        *y = _mm_aesenclast_si128(*y, load128(&rk2[NR]));
+        *y = y.aesenclast(arch::load(&rk2[NR]));
     }
 }
 
@@ -147,11 +147,11 @@ pub(super) unsafe fn encrypt_blocks_plus<
 #[inline(always)]
 pub(super) unsafe fn keystream_plus<V: Lanes, const NR: usize, const P: usize, const X: usize>(
     key: &KeyData<V, NR, P, X>,
-    ctr: __m128i,
+    ctr: Block,
     n: usize,
-    out: &mut [__m128i],
+    out: &mut [Block],
     rk2: &[[u8; 16]; 15],
-    y: &mut __m128i,
+    y: &mut Block,
 ) {
     // SAFETY: register-only intrinsics (module contract); `out` is sliced with bounds checks.
     unsafe {
@@ -159,9 +159,9 @@ pub(super) unsafe fn keystream_plus<V: Lanes, const NR: usize, const P: usize, c
         let first = n.min(9);
         macro_rules! run {
             ($n:literal) => {{
-                let mut x = [_mm_setzero_si128(); $n];
+                let mut x = [arch::zero(); $n];
                 for (i, b) in x.iter_mut().enumerate() {
-                    *b = bswap128(_mm_add_epi32(ctr, _mm_set_epi32(0, 0, 0, i as i32)));
+                    *b = ctr.add_ctr(i as i32).bswap();
                 }
                 encrypt_blocks_plus(key, &mut x, rk2, y);
                 out[..$n].copy_from_slice(&x);
@@ -180,7 +180,7 @@ pub(super) unsafe fn keystream_plus<V: Lanes, const NR: usize, const P: usize, c
             _ => run!(9),
         }
         if n > first {
-            let rest = _mm_add_epi32(ctr, _mm_set_epi32(0, 0, 0, first as i32));
+            let rest = ctr.add_ctr(first as i32);
             keystream(key, rest, n - first, &mut out[first..]);
         }
     }
@@ -188,12 +188,12 @@ pub(super) unsafe fn keystream_plus<V: Lanes, const NR: usize, const P: usize, c
 
 /// J0 = nonce ‖ 1, little-endian view (counter in the low dword).
 #[inline(always)]
-pub(super) unsafe fn j0(nonce: &[u8; NONCE_LEN]) -> __m128i {
-    // SAFETY: a 16-byte load from the 16-byte `block`; SSSE3 for the shuffle (module contract).
+pub(super) unsafe fn j0(nonce: &[u8; NONCE_LEN]) -> Block {
+    // SAFETY: a 16-byte load from the 16-byte `block`; the block features for the byte swap (module contract).
     unsafe {
         let mut block = [0u8; 16];
         block[..12].copy_from_slice(nonce);
         block[15] = 1;
-        bswap128(_mm_loadu_si128(block.as_ptr().cast()))
+        Block::loadu(block.as_ptr()).bswap()
     }
 }

@@ -1,9 +1,9 @@
 //! Partial blocks and tails: loads and stores of under 16 bytes through
 //! general registers, and the keystream XOR of a record's last blocks.
 
-use core::arch::x86_64::*;
+use super::super::arch::{self, Block};
 
-use super::lanes::bswap128;
+use super::lanes::Lanes;
 use super::Direction;
 
 /// Up to 16 bytes, zero-padded. Partial blocks move in 8-, 4-, 2- and
@@ -11,28 +11,25 @@ use super::Direction;
 /// and no `memcpy` call (a call clobbers every vector register, so the
 /// keystream block was spilled around it and left on the stack).
 #[inline(always)]
-pub(super) unsafe fn load_partial(bytes: &[u8]) -> __m128i {
+pub(super) unsafe fn load_partial(bytes: &[u8]) -> Block {
     // SAFETY: the 16-byte load runs only when `bytes` has at least 16 bytes.
     unsafe {
         if bytes.len() >= 16 {
-            return _mm_loadu_si128(bytes.as_ptr().cast());
+            return Block::loadu(bytes.as_ptr());
         }
-        let v = read_le(bytes);
-        _mm_set_epi64x((v >> 64) as i64, v as i64)
+        arch::from_u128(read_le(bytes))
     }
 }
 
 /// Writes the first `dst.len()` (at most 16) bytes of `x` to `dst`.
 #[inline(always)]
-pub(super) unsafe fn store_partial(x: __m128i, dst: &mut [u8]) {
+pub(super) unsafe fn store_partial(x: Block, dst: &mut [u8]) {
     // SAFETY: the 16-byte store runs only when `dst` has at least 16 bytes.
     unsafe {
         if dst.len() >= 16 {
-            return _mm_storeu_si128(dst.as_mut_ptr().cast(), x);
+            return x.storeu(dst.as_mut_ptr());
         }
-        let lo = _mm_cvtsi128_si64(x) as u64;
-        let hi = _mm_cvtsi128_si64(_mm_unpackhi_epi64(x, x)) as u64;
-        write_le(u128::from(lo) | (u128::from(hi) << 64), dst);
+        write_le(arch::to_u128(x), dst);
     }
 }
 
@@ -84,10 +81,10 @@ pub(super) fn write_le(v: u128, dst: &mut [u8]) {
 /// blocks, byte-reflected, into `ghash_in`. Returns how many.
 #[inline(always)]
 pub(super) unsafe fn crypt_tail(
-    ks: &[__m128i],
+    ks: &[Block],
     data: &mut [u8],
     dir: Direction,
-    ghash_in: &mut [__m128i],
+    ghash_in: &mut [Block],
 ) -> usize {
     // SAFETY: register-only intrinsics (module contract); partial loads and stores are bounded
     // by each chunk's length.
@@ -95,7 +92,7 @@ pub(super) unsafe fn crypt_tail(
         let mut m = 0;
         for (chunk, &k) in data.chunks_mut(16).zip(ks) {
             let input = load_partial(chunk);
-            let output = _mm_xor_si128(input, k);
+            let output = input.xor(k);
             store_partial(output, chunk);
             // Hash the ciphertext: the output when sealing, the input when opening.
             let ct = if dir == Direction::Seal {
@@ -103,7 +100,7 @@ pub(super) unsafe fn crypt_tail(
             } else {
                 input
             };
-            ghash_in[m] = bswap128(ct);
+            ghash_in[m] = ct.bswap();
             m += 1;
         }
         m

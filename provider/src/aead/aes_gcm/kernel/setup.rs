@@ -1,15 +1,15 @@
-//! Key setup: the AES key schedule (AESKEYGENASSIST), the GHASH key
-//! powers, and [`RoundKeys`] on their own (AES-ECB, QUIC header
-//! protection).
+//! Key setup: the GHASH key powers over the architecture's AES key
+//! schedule (`arch::expand_key`), and [`RoundKeys`] on their own (AES-ECB,
+//! QUIC header protection).
 
-use core::arch::x86_64::*;
+use super::super::arch::{self, Block};
 
 use zeroize::Zeroize;
 
 use super::ctr::encrypt_block;
 use super::ghash::{gf_mul, mul_lanes};
 use super::key::{wipe, wipe_blocks, KeyData};
-use super::lanes::{load128, Lanes};
+use super::lanes::Lanes;
 
 /// Expands `key` (16 or 32 bytes, as `NR` says) into `data` in place and
 /// precomputes the GHASH powers, writing every field of `data` (round keys
@@ -23,7 +23,7 @@ use super::lanes::{load128, Lanes};
 /// engine's 32 powers, not 31).
 ///
 /// # Safety
-/// The CPU must have AES-NI, PCLMULQDQ, SSSE3 and `V`'s features, the
+/// The CPU must have the block features and `V`'s features, the
 /// caller must enable them, and `key.len()` must be 16 if `NR == 10`, else
 /// 32.
 #[inline(always)]
@@ -40,45 +40,42 @@ pub(crate) unsafe fn expand<V: Lanes, const NR: usize, const P: usize, const X: 
         assert!(matches!(V::BLOCKS, 1 | 2 | 4), "H¹ … H^B below");
     }
     stack.mark();
-    // SAFETY: the CPU has AES-NI, PCLMULQDQ, SSSE3 and `V`'s features, enabled by the caller
+    // SAFETY: the CPU has the block features and `V`'s features, enabled by the caller
     // (this fn's contract). `rk`, `h` and `hx` point to the fields of `data` (no reference to
     // uninitialised memory is made); every store writes one whole 16-byte entry of one (index
     // below its length: 15, `P`, `X`), every `V` load and store spans `V::BLOCKS` entries of
     // `h` starting at most at `P - V::BLOCKS`, and every load reads an entry written before
-    // it. `expand_key` checks the key length.
+    // it. `arch::expand_key` checks the key length.
     unsafe {
         let out = data.as_mut_ptr();
         let rk_out = core::ptr::addr_of_mut!((*out).rk).cast::<u8>();
         let base = core::ptr::addr_of_mut!((*out).h).cast::<u8>();
         let hx_out = core::ptr::addr_of_mut!((*out).hx).cast::<u8>();
-        let mut rk = expand_key(key);
+        let mut rk = arch::expand_key(key);
         for (i, k) in rk.iter().enumerate() {
-            _mm_storeu_si128(rk_out.add(16 * i).cast(), *k);
+            k.storeu(rk_out.add(16 * i));
         }
         // H = E(K, 0), byte-reflected, then multiplied by x⁻¹ (a 1-bit left
         // shift in this representation, reduced by the polynomial).
         let mut h = [0u8; 16];
-        _mm_storeu_si128(
-            h.as_mut_ptr().cast(),
-            encrypt_block(&rk[..=NR], _mm_setzero_si128()),
-        );
+        encrypt_block(&rk[..=NR], arch::zero()).storeu(h.as_mut_ptr());
         let mut v = u128::from_be_bytes(h);
         let carry = (v >> 127).wrapping_neg();
         let mut twisted =
             ((v << 1) ^ (carry & 0xc200_0000_0000_0000_0000_0000_0000_0001)).to_le_bytes();
-        let h1 = _mm_loadu_si128(twisted.as_ptr().cast());
+        let h1 = Block::loadu(twisted.as_ptr());
         // Entry `P - k` holds H^k. H² and H⁴ are two products deep.
-        let entry = |k: usize| base.add(16 * (P - k)).cast::<__m128i>();
-        _mm_storeu_si128(entry(1), h1);
+        let entry = |k: usize| base.add(16 * (P - k));
+        h1.storeu(entry(1));
         let mut power = h1;
         if V::BLOCKS >= 2 {
             power = gf_mul(h1, h1);
-            _mm_storeu_si128(entry(2), power);
+            power.storeu(entry(2));
         }
         if V::BLOCKS == 4 {
-            _mm_storeu_si128(entry(3), gf_mul(power, h1));
+            gf_mul(power, h1).storeu(entry(3));
             power = gf_mul(power, power);
-            _mm_storeu_si128(entry(4), power);
+            power.storeu(entry(4));
         }
         let mut have = V::BLOCKS;
         while have < P {
@@ -91,9 +88,9 @@ pub(crate) unsafe fn expand<V: Lanes, const NR: usize, const P: usize, const X: 
         }
         if X == P {
             for i in 0..P {
-                let p = _mm_loadu_si128(base.add(16 * i).cast());
-                let halves = _mm_xor_si128(p, _mm_shuffle_epi32(p, 0x4e));
-                _mm_storeu_si128(hx_out.add(16 * i).cast(), halves);
+                let p = Block::loadu(base.add(16 * i));
+                let halves = p.xor(p.swap_halves());
+                halves.storeu(hx_out.add(16 * i));
             }
         }
         // The round keys (the first is the raw key), H and its last power.
@@ -118,18 +115,18 @@ pub(crate) struct RoundKeys<const NR: usize>(Aligned<15>);
 pub(super) struct Aligned<const N: usize>([[u8; 16]; N]);
 
 impl<const NR: usize> RoundKeys<NR> {
-    /// `None` unless this CPU has AES-NI (with SSSE3 and PCLMULQDQ: the
-    /// AES-GCM engines' baseline).
+    /// `None` unless this CPU has the AES-GCM engines' baseline
+    /// ([`arch::detected`]).
     ///
     /// # Panics
     /// If `key` is not the length `NR` implies.
     pub(crate) fn new(key: &[u8], stack: &mut crate::aead::secret::SetupStack) -> Option<Self> {
         assert_eq!(key.len(), if NR == 10 { 16 } else { 32 }, "AES key length");
-        if !crate::cpu::Features::get().aes_clmul {
+        if !arch::detected() {
             return None;
         }
         let mut rk = core::mem::MaybeUninit::<Aligned<15>>::uninit();
-        // SAFETY: AES-NI was detected and the key length checked; `expand_round_keys` writes
+        // SAFETY: the block features were detected and the key length checked; `expand_round_keys` writes
         // all 15 entries, so `rk` is initialised after it.
         unsafe {
             expand_round_keys(rk.as_mut_ptr().cast(), key, stack);
@@ -148,7 +145,7 @@ impl<const NR: usize> RoundKeys<NR> {
     /// If the lengths differ, or `B > 16`.
     pub(crate) fn encrypt_prefix<const B: usize>(&self, inputs: &[[u8; 16]], out: &mut [[u8; B]]) {
         assert!(inputs.len() == out.len() && B <= 16, "one output per input");
-        // SAFETY: a `RoundKeys` exists only where `new` detected AES-NI.
+        // SAFETY: a `RoundKeys` exists only where `new` detected the block features.
         unsafe { ecb::<NR, B>(&self.0 .0, inputs, out) }
     }
 }
@@ -162,23 +159,23 @@ impl<const NR: usize> Drop for RoundKeys<NR> {
 /// Writes all 15 entries of `out` (past `NR + 1`, zeros).
 ///
 /// # Safety
-/// The CPU must have AES-NI, PCLMULQDQ and SSSE3 (the features enabled
+/// The CPU must have the block features (the features enabled
 /// here); `out` must be valid for writes of the array; `key` must be 16 or
 /// 32 bytes (checked).
-#[target_feature(enable = "aes,pclmulqdq,ssse3")]
+#[cfg_attr(target_arch = "x86_64", target_feature(enable = "aes,pclmulqdq,ssse3"))]
 pub(super) unsafe fn expand_round_keys(
     out: *mut [[u8; 16]; 15],
     key: &[u8],
     stack: &mut crate::aead::secret::SetupStack,
 ) {
     stack.mark();
-    // SAFETY: AES-NI and SSSE3 are enabled on this fn (its contract); `out` is valid for
+    // SAFETY: the block features are enabled on this fn (its contract); `out` is valid for
     // writes of the whole array (contract) and each store writes one of its 15 entries;
-    // `expand_key` checks the key length.
+    // `arch::expand_key` checks the key length.
     unsafe {
-        let mut rk = expand_key(key);
+        let mut rk = arch::expand_key(key);
         for (i, k) in rk.iter().enumerate() {
-            _mm_storeu_si128(out.cast::<u8>().add(16 * i).cast(), *k);
+            k.storeu(out.cast::<u8>().add(16 * i));
         }
         wipe(&mut rk);
     }
@@ -189,117 +186,46 @@ pub(super) unsafe fn expand_round_keys(
 /// registers and one 16-byte stack slot, wiped before returning.
 ///
 /// # Safety
-/// The CPU must have AES-NI, PCLMULQDQ and SSSE3 (the features enabled
+/// The CPU must have the block features (the features enabled
 /// here); `out.len() == inputs.len()` and `B <= 16`.
-#[target_feature(enable = "aes,pclmulqdq,ssse3")]
+#[cfg_attr(target_arch = "x86_64", target_feature(enable = "aes,pclmulqdq,ssse3"))]
 pub(super) unsafe fn ecb<const NR: usize, const B: usize>(
     rk: &[[u8; 16]; 15],
     inputs: &[[u8; 16]],
     out: &mut [[u8; B]],
 ) {
-    // SAFETY: AES-NI is enabled on this fn (its contract); every load reads one whole `[u8;
+    // SAFETY: the block features are enabled on this fn (its contract); every load reads one whole `[u8;
     // 16]` (an input or a round key), every store writes the 16-byte `block`, and the volatile
     // write targets `block` itself.
     unsafe {
         let mut block = [0u8; 16];
         if let ([input], [o]) = (inputs, &mut *out) {
-            let mut x = _mm_xor_si128(_mm_loadu_si128(input.as_ptr().cast()), load128(&rk[0]));
+            let mut x = Block::loadu(input.as_ptr()).xor(arch::load(&rk[0]));
             for k in &rk[1..NR] {
-                x = _mm_aesenc_si128(x, load128(k));
+                x = x.aesenc(arch::load(k));
             }
-            _mm_storeu_si128(
-                block.as_mut_ptr().cast(),
-                _mm_aesenclast_si128(x, load128(&rk[NR])),
-            );
+            x.aesenclast(arch::load(&rk[NR])).storeu(block.as_mut_ptr());
             o.copy_from_slice(&block[..B]);
         } else {
             for (chunk, outs) in inputs.chunks(8).zip(out.chunks_mut(8)) {
-                let mut x = [_mm_setzero_si128(); 8];
+                let mut x = [arch::zero(); 8];
                 for (v, b) in x.iter_mut().zip(chunk) {
-                    *v = _mm_xor_si128(_mm_loadu_si128(b.as_ptr().cast()), load128(&rk[0]));
+                    *v = Block::loadu(b.as_ptr()).xor(arch::load(&rk[0]));
                 }
                 for k in &rk[1..NR] {
-                    let k = load128(k);
+                    let k = arch::load(k);
                     for v in x.iter_mut() {
-                        *v = _mm_aesenc_si128(*v, k);
+                        *v = v.aesenc(k);
                     }
                 }
-                let last = load128(&rk[NR]);
+                let last = arch::load(&rk[NR]);
                 for (v, o) in x.iter().zip(outs.iter_mut()) {
-                    _mm_storeu_si128(block.as_mut_ptr().cast(), _mm_aesenclast_si128(*v, last));
+                    (v.aesenclast(last)).storeu(block.as_mut_ptr());
                     o.copy_from_slice(&block[..B]);
                 }
                 wipe(&mut x);
             }
         }
         core::ptr::write_volatile(&mut block, [0; 16]);
-    }
-}
-
-macro_rules! expand_step {
-    ($prev:expr, $assist:expr, $shuffle:literal) => {{
-        // Prefix XOR of the four words in two steps (4 and 8 bytes), not
-        // three: the key schedule is one serial chain.
-        let mut k = $prev;
-        k = _mm_xor_si128(k, _mm_slli_si128(k, 4));
-        k = _mm_xor_si128(k, _mm_slli_si128(k, 8));
-        _mm_xor_si128(k, _mm_shuffle_epi32($assist, $shuffle))
-    }};
-}
-
-/// The AES key schedule with AESKEYGENASSIST.
-#[inline(always)]
-pub(super) unsafe fn expand_key(key: &[u8]) -> [__m128i; 15] {
-    // SAFETY: the CPU has AES-NI (module contract); the assert bounds the loads: 16 bytes at 0
-    // and, for a 32-byte key, 16 at 16.
-    unsafe {
-        assert!(key.len() == 16 || key.len() == 32, "AES key length");
-        let mut rk = [_mm_setzero_si128(); 15];
-        rk[0] = _mm_loadu_si128(key.as_ptr().cast());
-        if key.len() == 16 {
-            macro_rules! round {
-                ($i:literal, $rcon:literal) => {
-                    rk[$i] = expand_step!(
-                        rk[$i - 1],
-                        _mm_aeskeygenassist_si128(rk[$i - 1], $rcon),
-                        0xff
-                    );
-                };
-            }
-            round!(1, 0x01);
-            round!(2, 0x02);
-            round!(3, 0x04);
-            round!(4, 0x08);
-            round!(5, 0x10);
-            round!(6, 0x20);
-            round!(7, 0x40);
-            round!(8, 0x80);
-            round!(9, 0x1b);
-            round!(10, 0x36);
-        } else {
-            rk[1] = _mm_loadu_si128(key[16..].as_ptr().cast());
-            macro_rules! round {
-                ($i:literal, $rcon:literal) => {
-                    rk[$i] = expand_step!(
-                        rk[$i - 2],
-                        _mm_aeskeygenassist_si128(rk[$i - 1], $rcon),
-                        0xff
-                    );
-                };
-                ($i:literal, $rcon:literal, odd) => {
-                    round!($i, $rcon);
-                    rk[$i + 1] =
-                        expand_step!(rk[$i - 1], _mm_aeskeygenassist_si128(rk[$i], 0), 0xaa);
-                };
-            }
-            round!(2, 0x01, odd);
-            round!(4, 0x02, odd);
-            round!(6, 0x04, odd);
-            round!(8, 0x08, odd);
-            round!(10, 0x10, odd);
-            round!(12, 0x20, odd);
-            round!(14, 0x40);
-        }
-        rk
     }
 }

@@ -1,7 +1,7 @@
 //! The batch loops: AES-CTR of one batch interleaved with GHASH of the
 //! batch before (seal) or of itself (open).
 
-use core::arch::x86_64::*;
+use super::super::arch::Block;
 
 use super::ghash::{ghash_step, Acc};
 use super::key::KeyData;
@@ -33,10 +33,10 @@ pub(super) unsafe fn batch<
     output: *mut u8,
     regs: usize,
     hash: Option<(*const u8, usize)>,
-    acc: __m128i,
+    acc: Block,
     halves: Option<*const V>,
     schoolbook: bool,
-) -> __m128i {
+) -> Block {
     // SAFETY: the CPU has the module's and `V`'s features, and `input`, `output` and the hashed
     // batch are valid for `regs * V::BLOCKS * 16` bytes (this fn's contract): every offset
     // below is `j * V::BLOCKS * 16` for `j < regs`. Round keys are whole 16-byte entries of
@@ -127,7 +127,7 @@ pub(super) unsafe fn batch<
 /// Where a seal or open is within the batches.
 pub(super) struct Cursor<V> {
     ctr: V,
-    acc: __m128i,
+    acc: Block,
     off: usize,
 }
 
@@ -189,14 +189,14 @@ pub(super) unsafe fn seal_batches<
     const HOIST: bool,
 >(
     key: &KeyData<V, NR, P, X>,
-    ctr: __m128i,
-    acc: __m128i,
+    ctr: Block,
+    acc: Block,
     src: *const u8,
     from_src: usize,
     buf: *mut u8,
     end: usize,
     half: bool,
-) -> (__m128i, __m128i) {
+) -> (Block, Block) {
     // SAFETY: `src` is valid below `from_src` and `buf` below `end` plus a half batch if `half`
     // (this fn's contract); each batch starts at a batch boundary and lies wholly below
     // `from_src` or wholly at or above it, so the pointer `from` picks is valid for the whole
@@ -270,10 +270,7 @@ pub(super) unsafe fn seal_batches<
             }
             cur.acc = sum.finish();
         }
-        (
-            _mm_add_epi32(ctr, _mm_set_epi32(0, 0, 0, (cur.off / 16) as i32)),
-            cur.acc,
-        )
+        (ctr.add_ctr((cur.off / 16) as i32), cur.acc)
     }
 }
 
@@ -321,12 +318,12 @@ pub(super) unsafe fn open_one<V: Lanes, const NR: usize, const P: usize, const X
 #[inline(always)]
 pub(super) unsafe fn open_batches<V: Lanes, const NR: usize, const P: usize, const X: usize>(
     key: &KeyData<V, NR, P, X>,
-    ctr: __m128i,
-    acc: __m128i,
+    ctr: Block,
+    acc: Block,
     buf: *mut u8,
     end: usize,
     half: bool,
-) -> (__m128i, __m128i) {
+) -> (Block, Block) {
     // SAFETY: `buf` is valid for `end` bytes plus a half batch if `half` (this fn's contract),
     // the batches `open_one` visits.
     unsafe {
@@ -369,10 +366,7 @@ pub(super) unsafe fn open_batches<V: Lanes, const NR: usize, const P: usize, con
         if halves.is_some() {
             wipe_halves(&mut hx);
         }
-        (
-            _mm_add_epi32(ctr, _mm_set_epi32(0, 0, 0, (cur.off / 16) as i32)),
-            cur.acc,
-        )
+        (ctr.add_ctr((cur.off / 16) as i32), cur.acc)
     }
 }
 

@@ -1,7 +1,7 @@
 //! One record: the short path, the batches, the tail, the length block and
 //! the tag; the seal and open entry points the backends call.
 
-use core::arch::x86_64::*;
+use super::super::arch::{self, Block};
 
 use zeroize::Zeroize;
 
@@ -9,7 +9,7 @@ use super::batch::{open_batches, seal_batches};
 use super::ctr::{encrypt_block, j0, keystream, keystream_plus};
 use super::ghash::{ghash_blocks, ghash_bytes, lengths_block, Acc};
 use super::key::{take_and_wipe, wipe, KeyData};
-use super::lanes::{bswap128, load128, Lanes};
+use super::lanes::Lanes;
 use super::partial::{crypt_tail, load_partial};
 use super::{Direction, SHORT};
 use crate::aead::{ct_eq, NONCE_LEN, TAG_LEN};
@@ -25,7 +25,7 @@ pub(super) unsafe fn crypt<
     const EXTRA: bool,
 >(
     key: &KeyData<V, NR, P, X>,
-    j0: __m128i,
+    j0: Block,
     aad: &[u8],
     src: &[u8],
     buf: &mut [u8],
@@ -53,31 +53,31 @@ pub(super) unsafe fn crypt<
         let (acc, ek0) = if n < SHORT && aad.len() <= 64 {
             // Short record: E(J0) and every keystream block in one AES pass,
             // then AAD, ciphertext and lengths in one GHASH reduction.
-            let mut ks = [_mm_setzero_si128(); 9];
-            let mut ghash_in = [_mm_setzero_si128(); 13];
+            let mut ks = [arch::zero(); 9];
+            let mut ghash_in = [arch::zero(); 13];
             let blocks = n.div_ceil(16);
             keystream(key, j0, blocks + 1, &mut ks);
             let mut m = 0;
             for chunk in aad.chunks(16) {
-                ghash_in[m] = bswap128(load_partial(chunk));
+                ghash_in[m] = load_partial(chunk).bswap();
                 m += 1;
             }
             buf[..src.len()].copy_from_slice(src);
             m += crypt_tail(&ks[1..], buf, dir, &mut ghash_in[m..]);
             ghash_in[m] = lengths_block(aad.len(), n);
-            let acc = ghash_blocks(key, _mm_setzero_si128(), &ghash_in[..=m]);
+            let acc = ghash_blocks(key, arch::zero(), &ghash_in[..=m]);
             (acc, take_and_wipe(&mut ks, 0))
         } else {
             // The tail is under half a batch: at most 16 blocks, plus lengths.
             // The tail's keystream (at most 16 blocks), then E(K, J0).
-            let mut ks = [_mm_setzero_si128(); 17];
-            let mut ghash_in = [_mm_setzero_si128(); 17];
+            let mut ks = [arch::zero(); 17];
+            let mut ghash_in = [arch::zero(); 17];
             // E(K, J0) and the tail read the round keys through an opaque
             // pointer each, and E(K, J0) waits in `ks`, read back at the end:
             // held in registers across the batches, the round keys and E(K, J0)
             // were spilled and left on the stack (the stack-residue test).
             keystream(core::hint::black_box(key), j0, 1, &mut ks[16..]);
-            let mut acc = ghash_bytes(key, _mm_setzero_si128(), aad);
+            let mut acc = ghash_bytes(key, arch::zero(), aad);
             // Batches come from `src` up to `from_src` (a batch boundary), then
             // from `buf`.
             let from_src = if src.len() >= tail_start {
@@ -88,7 +88,7 @@ pub(super) unsafe fn crypt<
                 src.len() - src.len() % batch_bytes
             };
             buf[from_src..src.len()].copy_from_slice(&src[from_src..]);
-            let ctr = _mm_add_epi32(j0, _mm_set_epi32(0, 0, 0, 1));
+            let ctr = j0.add_ctr(1);
             let (ctr, acc_main) = match dir {
                 // Large records of a lane type that measures faster with the
                 // round keys and hash powers hoisted out of the batch loop
@@ -125,7 +125,7 @@ pub(super) unsafe fn crypt<
                 0
             };
             let wide_ctr = ctr;
-            let ctr = _mm_add_epi32(ctr, _mm_set_epi32(0, 0, 0, (wide * V::BLOCKS) as i32));
+            let ctr = ctr.add_ctr((wide * V::BLOCKS) as i32);
             let rest_start = tail_start + wide * V::BLOCKS * 16;
             let tail_blocks = (n - rest_start).div_ceil(16);
             let key = core::hint::black_box(key);
@@ -135,9 +135,9 @@ pub(super) unsafe fn crypt<
                 Some(e)
                     if EXTRA && tail_blocks > 0 && tail_start >= 16 && e.at <= tail_start - 16 =>
                 {
-                    let mut y = _mm_loadu_si128(buf.as_ptr().add(e.at).cast());
+                    let mut y = Block::loadu(buf.as_ptr().add(e.at));
                     keystream_plus(key, ctr, tail_blocks, &mut ks, e.rk, &mut y);
-                    _mm_storeu_si128(extra_out.as_mut_ptr().cast(), y);
+                    y.storeu(extra_out.as_mut_ptr());
                     extra_done = true;
                 }
                 _ => keystream(key, ctr, tail_blocks, &mut ks),
@@ -156,7 +156,7 @@ pub(super) unsafe fn crypt<
             (acc, take_and_wipe(&mut ks, 16))
         };
         let mut tag = [0u8; TAG_LEN];
-        _mm_storeu_si128(tag.as_mut_ptr().cast(), _mm_xor_si128(bswap128(acc), ek0));
+        acc.bswap().xor(ek0).storeu(tag.as_mut_ptr());
         if let Some(e) = extra {
             if EXTRA && !extra_done {
                 // The input reaches into the tag, or no AES pass was left to
@@ -167,9 +167,9 @@ pub(super) unsafe fn crypt<
                     *b = if j < n { buf[j] } else { tag[j - n] };
                 }
                 let mut rk2 = load_round_keys(e.rk);
-                let y = encrypt_block(&rk2[..=NR], _mm_loadu_si128(input.as_ptr().cast()));
+                let y = encrypt_block(&rk2[..=NR], Block::loadu(input.as_ptr()));
                 wipe(&mut rk2);
-                _mm_storeu_si128(extra_out.as_mut_ptr().cast(), y);
+                y.storeu(extra_out.as_mut_ptr());
             }
         }
         (tag, extra_out)
@@ -189,12 +189,12 @@ pub(super) unsafe fn crypt<
 #[inline(always)]
 unsafe fn wide_tail<V: Lanes, const NR: usize, const P: usize, const X: usize, const R: usize>(
     key: &KeyData<V, NR, P, X>,
-    ctr: __m128i,
+    ctr: Block,
     p: *mut u8,
     dir: Direction,
-    acc: __m128i,
-    rest: &[__m128i],
-) -> __m128i {
+    acc: Block,
+    rest: &[Block],
+) -> Block {
     // SAFETY: the CPU has the module's and `V`'s features and `p` is valid for
     // `R * V::BLOCKS * 16` bytes (this fn's contract): each load and store is one
     // register at `j * V::BLOCKS * 16`, `j < R`; round keys are whole entries of `key.rk`;
@@ -234,9 +234,9 @@ unsafe fn wide_tail<V: Lanes, const NR: usize, const P: usize, const X: usize, c
             let (h, hx) = key.power::<V>((R - j) * V::BLOCKS + after);
             wide.mul_add(d, h, hx);
         }
-        let mut narrow = Acc::<__m128i>::new();
+        let mut narrow = Acc::<Block>::new();
         for (i, &b) in rest.iter().enumerate() {
-            let (h, hx) = key.power::<__m128i>(after - i);
+            let (h, hx) = key.power::<Block>(after - i);
             narrow.mul_add(b, h, hx);
         }
         wide.finish_with(narrow)
@@ -253,21 +253,18 @@ pub(crate) struct Extra<'a> {
 }
 
 #[inline(always)]
-pub(super) unsafe fn load_round_keys(rk: &[[u8; 16]; 15]) -> [__m128i; 15] {
-    // SAFETY: each load reads one whole `[u8; 16]` round key (SSE2).
-    unsafe {
-        let mut out = [_mm_setzero_si128(); 15];
-        for (o, k) in out.iter_mut().zip(rk) {
-            *o = load128(k);
-        }
-        out
+fn load_round_keys(rk: &[[u8; 16]; 15]) -> [Block; 15] {
+    let mut out = [arch::zero(); 15];
+    for (o, k) in out.iter_mut().zip(rk) {
+        *o = arch::load(k);
     }
+    out
 }
 
 /// Seal with lane type `V` and `NR` AES rounds.
 ///
 /// # Safety
-/// The CPU has AES-NI, PCLMULQDQ, SSSE3 and `V`'s features (the module's
+/// The CPU has the block features and `V`'s features (the module's
 /// contract: the backends call this from their `#[target_feature]` entry
 /// points).
 #[inline(always)]
@@ -287,7 +284,7 @@ pub(crate) unsafe fn seal<V: Lanes, const NR: usize, const P: usize, const X: us
 /// `extra.rk` in the same call. Returns the tag and that block.
 ///
 /// # Safety
-/// The CPU has AES-NI, PCLMULQDQ, SSSE3 and `V`'s features (the module's
+/// The CPU has the block features and `V`'s features (the module's
 /// contract: the backends call this from their `#[target_feature]` entry
 /// points).
 #[inline(always)]
@@ -308,7 +305,7 @@ pub(crate) unsafe fn seal_with_block<V: Lanes, const NR: usize, const P: usize, 
 /// Seal from an arbitrary pre-counter block (tests: 32-bit counter wrap).
 ///
 /// # Safety
-/// The CPU has AES-NI, PCLMULQDQ, SSSE3 and `V`'s features (the module's
+/// The CPU has the block features and `V`'s features (the module's
 /// contract: the backends call this from their `#[target_feature]` entry
 /// points).
 #[cfg(test)]
@@ -323,7 +320,7 @@ pub(crate) unsafe fn seal_with_j0<V: Lanes, const NR: usize, const P: usize, con
     unsafe {
         crypt::<V, NR, P, X, false>(
             key,
-            bswap128(_mm_loadu_si128(j0.as_ptr().cast())),
+            Block::loadu(j0.as_ptr()).bswap(),
             aad,
             &[],
             buf,
@@ -337,7 +334,7 @@ pub(crate) unsafe fn seal_with_j0<V: Lanes, const NR: usize, const P: usize, con
 /// Open with lane type `V` and `NR` AES rounds; zeroes `buf` on failure.
 ///
 /// # Safety
-/// The CPU has AES-NI, PCLMULQDQ, SSSE3 and `V`'s features (the module's
+/// The CPU has the block features and `V`'s features (the module's
 /// contract: the backends call this from their `#[target_feature]` entry
 /// points).
 #[inline(always)]

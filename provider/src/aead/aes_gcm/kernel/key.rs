@@ -1,7 +1,7 @@
 //! Per-key data ([`KeyData`]: round keys and GHASH key powers) and the
 //! wipes of key material; no AES or GHASH arithmetic (that is `setup.rs`).
 
-use core::arch::x86_64::*;
+use super::super::arch::{self, Block};
 use core::marker::PhantomData;
 
 use super::lanes::Lanes;
@@ -44,15 +44,15 @@ impl<V, const NR: usize, const P: usize, const X: usize> Drop for KeyData<V, NR,
 #[inline(always)]
 pub(super) fn wipe_blocks<const N: usize>(x: &mut [[u8; 16]; N]) {
     debug_assert!(
-        x.as_ptr().cast::<__m128i>().is_aligned(),
+        x.as_ptr().cast::<Block>().is_aligned(),
         "16-byte aligned entries"
     );
     for entry in x.iter_mut() {
         // SAFETY: `entry` is a valid `&mut [u8; 16]`, 16 writable bytes, 16-byte aligned
         // (this fn's requirement: the containers are `repr(C, align(16))` of whole entries).
         unsafe {
-            let p = core::ptr::from_mut(entry).cast::<__m128i>();
-            core::ptr::write_volatile(p, _mm_setzero_si128());
+            let p = core::ptr::from_mut(entry).cast::<Block>();
+            core::ptr::write_volatile(p, arch::zero());
         }
     }
     core::sync::atomic::compiler_fence(core::sync::atomic::Ordering::SeqCst);
@@ -63,7 +63,7 @@ pub(super) fn wipe_blocks<const N: usize>(x: &mut [[u8; 16]; N]) {
 /// `ks[i]`, read back from memory (not a register copy kept alive since it
 /// was written), then all of `ks` wiped.
 #[inline(always)]
-pub(super) unsafe fn take_and_wipe<const N: usize>(ks: &mut [__m128i; N], i: usize) -> __m128i {
+pub(super) unsafe fn take_and_wipe<const N: usize>(ks: &mut [Block; N], i: usize) -> Block {
     // SAFETY: `wipe` only writes whole elements of `ks` (volatile stores of a zero vector); `i`
     // indexes `ks` with a bounds check.
     unsafe {
@@ -74,11 +74,11 @@ pub(super) unsafe fn take_and_wipe<const N: usize>(ks: &mut [__m128i; N], i: usi
 }
 
 #[inline(always)]
-pub(super) unsafe fn wipe<const N: usize>(x: &mut [__m128i; N]) {
+pub(super) unsafe fn wipe<const N: usize>(x: &mut [Block; N]) {
     // SAFETY: each volatile write targets one element of `x`, a valid `&mut`.
     unsafe {
         for v in x.iter_mut() {
-            core::ptr::write_volatile(v, _mm_setzero_si128());
+            core::ptr::write_volatile(v, arch::zero());
         }
     }
 }

@@ -1,15 +1,21 @@
-//! What the x86-64 AES-GCM engines share: key setup (AES-NI key schedule,
-//! GHASH key powers) and one stitched seal/open kernel, generic over the
-//! register width ([`Lanes`]: one block per xmm for AES-NI, two per ymm and
-//! four per zmm for VAES). Each backend instantiates the kernel inside its own
-//! `#[target_feature]` entry points, so every helper here is
-//! `#[inline(always)]` and compiles with the caller's features.
+//! The AES-GCM kernel every engine runs: key setup (the GHASH key powers
+//! over the architecture's key schedule) and one stitched seal/open,
+//! generic over the register width ([`Lanes`]: one block per register
+//! for [`Block`](super::arch::Block), two per ymm and four per zmm for
+//! VAES). No architecture is named here: the one-block register, its
+//! conversions, the key schedule and the detection of the **block
+//! features** (x86-64: AES-NI, PCLMULQDQ, SSSE3) are in `x86_64.rs` one
+//! level up, imported as `arch`. Each backend instantiates the kernel
+//! inside its own `#[target_feature]` entry points ([`backend!`]), so
+//! every helper here is `#[inline(always)]` and compiles with the
+//! caller's features.
 //!
 //! GHASH works on byte-reflected blocks with the key pre-multiplied by
 //! x⁻¹ ("twisted" H), so one carry-less product needs no bit shift and one
-//! reduction is two CLMULs (Gueron's method, as in the Linux and BoringSSL
-//! VAES code). Per key we store H¹…H³² highest first, each with its two
-//! 64-bit halves XOR-ed for Karatsuba (three CLMULs per block).
+//! reduction is two carry-less multiplies (Gueron's method, as in the Linux
+//! and BoringSSL VAES code). Per key we store H¹…H^P highest first, and
+//! where the engine keeps them each power's two 64-bit halves XOR-ed for
+//! Karatsuba (three carry-less multiplies per block).
 //!
 //! Data flow of one seal, one batch per iteration (`Lanes::REGS` registers:
 //! 128 bytes on xmm and ymm, 512 on zmm): AES-CTR of batch i runs
@@ -21,22 +27,21 @@
 //! GHASH with one reduction.
 //!
 //! # Safety
-//! Every `unsafe fn` here must only run on a CPU with AES-NI, PCLMULQDQ and
-//! SSSE3 (plus what the [`Lanes`] type needs): the backends call them only
+//! Every `unsafe fn` here must only run on a CPU with the block features
+//! (plus what the [`Lanes`] type needs): the backends call them only
 //! from `#[target_feature]` functions that key setup selected after
 //! detection. Raw pointers are derived from whole slices (or whole arrays),
 //! and every function taking one states the bytes it must be valid for in
 //! its `# Safety` section; each `unsafe` block says why its accesses are in
 //! bounds.
-#![allow(unsafe_code)]
-
 //!
 //! # Layout
-//! [`lanes`] (the lane trait and xmm helpers), [`key`] (the per-key data,
-//! wipes), [`setup`] (key schedule, GHASH powers, round keys alone), [`ghash`] (products and reduction), [`ctr`] (AES-CTR
-//! side by side), [`partial`] (tails under a block), [`batch`] (the
-//! stitched batch loops), [`record`] (one record, the entry points) and
-//! [`backend`] (the macro each backend file instantiates).
+//! [`lanes`] (the lane trait), [`key`] (the per-key data, wipes), [`setup`]
+//! (GHASH powers, round keys alone), [`ghash`] (products and reduction),
+//! [`ctr`] (AES-CTR side by side), [`partial`] (tails under a block),
+//! [`batch`] (the stitched batch loops), [`record`] (one record, the entry
+//! points) and [`backend`] (the macro each backend file instantiates).
+#![allow(unsafe_code)]
 
 mod backend;
 mod batch;
@@ -51,7 +56,7 @@ mod setup;
 use crate::aead::Direction;
 
 pub(crate) use backend::Entry;
-pub(super) use backend::{x86_backend, Key};
+pub(super) use backend::{backend, Key};
 pub(super) use key::KeyData;
 pub(super) use lanes::{BatchKeys, Lanes};
 #[cfg(test)]

@@ -1,5 +1,5 @@
 //! A backend: its `#[target_feature]` entry points ([`Entry`], which
-//! `x86_backend!` implements for each backend) and the key type over them,
+//! `backend!` implements for each backend) and the key type over them,
 //! written once ([`Key`]).
 
 use super::{scrub_batches, Extra, Lanes, RoundKeys};
@@ -12,9 +12,9 @@ use crate::aead::{OpenError, NONCE_LEN, TAG_LEN};
 ///
 /// # Safety
 /// Implementing: `Data` is `KeyData<Self::Lanes, NR, _, _>` and every
-/// function enables the kernel's features for `Self::Lanes` (AES-NI,
-/// PCLMULQDQ, SSSE3 and the lane type's); `detected` returns true only on
-/// a CPU with all of them (`x86_backend!` does both). Calling: the
+/// function enables the kernel's features for `Self::Lanes` (the block
+/// features and the lane type's); `detected` returns true only on
+/// a CPU with all of them (`backend!` does both). Calling: the
 /// functions only after `detected` returned true, `expand` with a key of
 /// `NR`'s length.
 pub(crate) unsafe trait Entry<const NR: usize> {
@@ -159,7 +159,7 @@ impl<E: Entry<NR>, const NR: usize> Key<E, NR> {
 /// kernel with lane type `$lanes`, `$powers` powers of H per key and `$hx`
 /// stored Karatsuba halves (`$powers` or 0; see [`KeyData`]), compiled
 /// with `$features`, detected by `Features::$detected`.
-macro_rules! x86_backend {
+macro_rules! backend {
     (
         features = $features:literal,
         lanes = $lanes:ty,
@@ -171,15 +171,15 @@ macro_rules! x86_backend {
         pub(crate) enum Entry {}
 
         /// An AES-GCM key on this backend.
-        pub(crate) type Key<const NR: usize> = $crate::aead::aes_gcm::x86_64::Key<Entry, NR>;
+        pub(crate) type Key<const NR: usize> = $crate::aead::aes_gcm::kernel::Key<Entry, NR>;
 
         type KeyData<const NR: usize> =
-            $crate::aead::aes_gcm::x86_64::KeyData<$lanes, NR, $powers, $hx>;
+            $crate::aead::aes_gcm::kernel::KeyData<$lanes, NR, $powers, $hx>;
 
         // SAFETY: `Data` is the kernel's key data for `$lanes`; every entry point enables
         // `$features`, which include the kernel's features for `$lanes`, and `detected` is the
         // detection of exactly those features.
-        unsafe impl<const NR: usize> $crate::aead::aes_gcm::x86_64::Entry<NR> for Entry {
+        unsafe impl<const NR: usize> $crate::aead::aes_gcm::kernel::Entry<NR> for Entry {
             type Lanes = $lanes;
             type Data = KeyData<NR>;
 
@@ -200,9 +200,9 @@ macro_rules! x86_backend {
                 stack: &mut $crate::aead::secret::SetupStack,
             ) {
                 // SAFETY: this entry point enables the backend's features, which include
-                // `expand`'s (AES-NI, PCLMULQDQ, SSSE3 and the lane type's); the caller
+                // `expand`'s (the block features and the lane type's); the caller
                 // detected them and checked the key length (`Entry`'s contract).
-                unsafe { $crate::aead::aes_gcm::x86_64::expand(data, key, stack) }
+                unsafe { $crate::aead::aes_gcm::kernel::expand(data, key, stack) }
             }
 
             #[target_feature(enable = $features)]
@@ -215,9 +215,9 @@ macro_rules! x86_backend {
             ) -> ([u8; $crate::aead::TAG_LEN], usize) {
                 // This frame's bottom, for the scrub after the call.
                 let bottom = $crate::aead::secret::stack_pointer();
-                // SAFETY: this entry point enables the kernel's features (AES-NI, PCLMULQDQ,
-                // SSSE3 and the lane type's), and the caller detected them.
-                let tag = unsafe { $crate::aead::aes_gcm::x86_64::seal(key, nonce, aad, src, buf) };
+                // SAFETY: this entry point enables the kernel's features (the block
+                // features and the lane type's), and the caller detected them.
+                let tag = unsafe { $crate::aead::aes_gcm::kernel::seal(key, nonce, aad, src, buf) };
                 (tag, bottom)
             }
 
@@ -231,7 +231,7 @@ macro_rules! x86_backend {
             ) -> (bool, usize) {
                 let bottom = $crate::aead::secret::stack_pointer();
                 // SAFETY: as for `seal`.
-                let ok = unsafe { $crate::aead::aes_gcm::x86_64::open(key, nonce, aad, buf, tag) };
+                let ok = unsafe { $crate::aead::aes_gcm::kernel::open(key, nonce, aad, buf, tag) };
                 (ok, bottom)
             }
 
@@ -241,12 +241,12 @@ macro_rules! x86_backend {
                 nonce: &[u8; $crate::aead::NONCE_LEN],
                 aad: &[u8],
                 buf: &mut [u8],
-                extra: $crate::aead::aes_gcm::x86_64::Extra<'_>,
+                extra: $crate::aead::aes_gcm::kernel::Extra<'_>,
             ) -> (([u8; $crate::aead::TAG_LEN], [u8; 16]), usize) {
                 let bottom = $crate::aead::secret::stack_pointer();
                 // SAFETY: as for `seal`.
                 let out = unsafe {
-                    $crate::aead::aes_gcm::x86_64::seal_with_block(key, nonce, aad, buf, extra)
+                    $crate::aead::aes_gcm::kernel::seal_with_block(key, nonce, aad, buf, extra)
                 };
                 (out, bottom)
             }
@@ -260,9 +260,9 @@ macro_rules! x86_backend {
                 buf: &mut [u8],
             ) -> [u8; $crate::aead::TAG_LEN] {
                 // SAFETY: as for `seal`.
-                unsafe { $crate::aead::aes_gcm::x86_64::seal_with_j0(key, j0, aad, buf) }
+                unsafe { $crate::aead::aes_gcm::kernel::seal_with_j0(key, j0, aad, buf) }
             }
         }
     };
 }
-pub(crate) use x86_backend;
+pub(crate) use backend;

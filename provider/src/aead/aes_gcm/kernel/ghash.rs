@@ -1,29 +1,28 @@
 //! GHASH arithmetic: Karatsuba products accumulated unreduced, one
 //! reduction (two carry-less multiplies) per batch, byte-reflected blocks.
 
-use core::arch::x86_64::*;
+use super::super::arch::{self, Block};
 
 use super::key::KeyData;
-use super::lanes::{bswap128, Lanes};
+use super::lanes::Lanes;
 use super::partial::load_partial;
 
 /// x⁶³ + x⁶² + x⁵⁷ in the high qword: the reflected GCM polynomial's tail.
 #[inline(always)]
-pub(super) unsafe fn gfpoly() -> __m128i {
-    // SAFETY: register-only intrinsic (SSE2, baseline).
-    unsafe { _mm_set_epi64x(0xc200_0000_0000_0000u64 as i64, 1) }
+pub(super) fn gfpoly() -> Block {
+    arch::from_u128(0xc200_0000_0000_0000_0000_0000_0000_0001)
 }
 
 /// Reduces the 256-bit product `hi·x¹²⁸ + mi·x⁶⁴ + lo` to 128 bits.
 #[inline(always)]
-pub(super) unsafe fn reduce(lo: __m128i, mi: __m128i, hi: __m128i) -> __m128i {
-    // SAFETY: register-only intrinsics; the CPU has PCLMULQDQ (module contract).
+pub(super) unsafe fn reduce(lo: Block, mi: Block, hi: Block) -> Block {
+    // SAFETY: register-only intrinsics; the CPU has the block features (module contract).
     unsafe {
         let poly = gfpoly();
-        let t0 = _mm_clmulepi64_si128(poly, lo, 0x01);
-        let mi = _mm_xor_si128(_mm_xor_si128(mi, _mm_shuffle_epi32(lo, 0x4e)), t0);
-        let t1 = _mm_clmulepi64_si128(poly, mi, 0x01);
-        _mm_xor_si128(_mm_xor_si128(hi, _mm_shuffle_epi32(mi, 0x4e)), t1)
+        let t0 = poly.clmul_hi_lo(lo);
+        let mi = mi.xor(lo.swap_halves()).xor(t0);
+        let t1 = poly.clmul_hi_lo(mi);
+        hi.xor(mi.swap_halves()).xor(t1)
     }
 }
 
@@ -85,14 +84,14 @@ impl<V: Lanes> Acc<V> {
     /// Folds lanes, adds `other`'s products and reduces ([`Self::finish`]):
     /// one reduction for products made on two widths (both Karatsuba).
     #[inline(always)]
-    pub(super) unsafe fn finish_with(self, other: Acc<__m128i>) -> __m128i {
+    pub(super) unsafe fn finish_with(self, other: Acc<Block>) -> Block {
         debug_assert!(!self.schoolbook && !other.schoolbook, "Karatsuba products");
         // SAFETY: the CPU has `V`'s features (module contract); register-only.
         unsafe {
             Acc {
-                lo: _mm_xor_si128(self.lo.fold(), other.lo),
-                mi: _mm_xor_si128(self.mi.fold(), other.mi),
-                hi: _mm_xor_si128(self.hi.fold(), other.hi),
+                lo: self.lo.fold().xor(other.lo),
+                mi: self.mi.fold().xor(other.mi),
+                hi: self.hi.fold().xor(other.hi),
                 schoolbook: false,
             }
             .finish()
@@ -101,14 +100,14 @@ impl<V: Lanes> Acc<V> {
 
     /// Folds lanes and reduces.
     #[inline(always)]
-    pub(super) unsafe fn finish(self) -> __m128i {
-        // SAFETY: the CPU has PCLMULQDQ and `V`'s features (module contract); register-only.
+    pub(super) unsafe fn finish(self) -> Block {
+        // SAFETY: the CPU has the block features and `V`'s features (module contract); register-only.
         unsafe {
             let (lo, mi, hi) = (self.lo.fold(), self.mi.fold(), self.hi.fold());
             if self.schoolbook {
                 reduce(lo, mi, hi)
             } else {
-                reduce(lo, _mm_xor_si128(mi, _mm_xor_si128(lo, hi)), hi)
+                reduce(lo, mi.xor(lo.xor(hi)), hi)
             }
         }
     }
@@ -134,15 +133,12 @@ pub(super) unsafe fn mul_lanes<V: Lanes>(a: V, b: V) -> V {
 
 /// One full multiplication in GF(2¹²⁸) (twisted operand `b`).
 #[inline(always)]
-pub(super) unsafe fn gf_mul(a: __m128i, b: __m128i) -> __m128i {
-    // SAFETY: register-only intrinsics; the CPU has PCLMULQDQ (module contract).
+pub(super) unsafe fn gf_mul(a: Block, b: Block) -> Block {
+    // SAFETY: register-only intrinsics; the CPU has the block features (module contract).
     unsafe {
-        let lo = _mm_clmulepi64_si128(a, b, 0x00);
-        let hi = _mm_clmulepi64_si128(a, b, 0x11);
-        let mi = _mm_xor_si128(
-            _mm_clmulepi64_si128(a, b, 0x01),
-            _mm_clmulepi64_si128(a, b, 0x10),
-        );
+        let lo = a.clmul_lo(b);
+        let hi = a.clmul_hi(b);
+        let mi = a.clmul_hi_lo(b).xor(a.clmul_lo_hi(b));
         reduce(lo, mi, hi)
     }
 }
@@ -152,17 +148,17 @@ pub(super) unsafe fn gf_mul(a: __m128i, b: __m128i) -> __m128i {
 #[inline(always)]
 pub(super) unsafe fn ghash_blocks<V: Lanes, const NR: usize, const P: usize, const X: usize>(
     key: &KeyData<V, NR, P, X>,
-    mut acc: __m128i,
-    blocks: &[__m128i],
-) -> __m128i {
-    // SAFETY: the CPU has PCLMULQDQ (module contract); `power(m - i)` with `1 <= m - i <= P`.
+    mut acc: Block,
+    blocks: &[Block],
+) -> Block {
+    // SAFETY: the CPU has the block features (module contract); `power(m - i)` with `1 <= m - i <= P`.
     unsafe {
         for run in blocks.chunks(P) {
             let m = run.len();
-            let mut sum = Acc::<__m128i>::new();
+            let mut sum = Acc::<Block>::new();
             for (i, &b) in run.iter().enumerate() {
-                let d = if i == 0 { _mm_xor_si128(b, acc) } else { b };
-                let (h, hx) = key.power::<__m128i>(m - i);
+                let d = if i == 0 { b.xor(acc) } else { b };
+                let (h, hx) = key.power::<Block>(m - i);
                 sum.mul_add(d, h, hx);
             }
             acc = sum.finish();
@@ -175,17 +171,17 @@ pub(super) unsafe fn ghash_blocks<V: Lanes, const NR: usize, const P: usize, con
 #[inline(always)]
 pub(super) unsafe fn ghash_bytes<V: Lanes, const NR: usize, const P: usize, const X: usize>(
     key: &KeyData<V, NR, P, X>,
-    mut acc: __m128i,
+    mut acc: Block,
     data: &[u8],
-) -> __m128i {
-    // SAFETY: the CPU has PCLMULQDQ and SSSE3 (module contract); `load_partial` bounds its own
+) -> Block {
+    // SAFETY: the CPU has the block features (module contract); `load_partial` bounds its own
     // loads.
     unsafe {
         for chunk in data.chunks(16 * 16) {
-            let mut blocks = [_mm_setzero_si128(); 16];
+            let mut blocks = [arch::zero(); 16];
             let n = chunk.len().div_ceil(16);
             for (b, bytes) in blocks.iter_mut().zip(chunk.chunks(16)) {
-                *b = bswap128(load_partial(bytes));
+                *b = load_partial(bytes).bswap();
             }
             acc = ghash_blocks(key, acc, &blocks[..n]);
         }
@@ -195,9 +191,8 @@ pub(super) unsafe fn ghash_bytes<V: Lanes, const NR: usize, const P: usize, cons
 
 /// The GHASH length block, byte-reflected.
 #[inline(always)]
-pub(super) unsafe fn lengths_block(aad_len: usize, text_len: usize) -> __m128i {
-    // SAFETY: register-only intrinsic (SSE2, baseline).
-    unsafe { _mm_set_epi64x((aad_len as u64 * 8) as i64, (text_len as u64 * 8) as i64) }
+pub(super) fn lengths_block(aad_len: usize, text_len: usize) -> Block {
+    arch::from_u128((u128::from(aad_len as u64 * 8) << 64) | u128::from(text_len as u64 * 8))
 }
 
 /// One GHASH step of a batch of `regs` registers at `h`: register `j`
@@ -213,7 +208,7 @@ pub(super) unsafe fn ghash_step<V: Lanes, const NR: usize, const P: usize, const
     h: *const u8,
     j: usize,
     regs: usize,
-    acc: __m128i,
+    acc: Block,
     halves: Option<*const V>,
 ) {
     // SAFETY: `h` is valid for `regs * V::BLOCKS * 16` bytes and `j < regs` (this fn's

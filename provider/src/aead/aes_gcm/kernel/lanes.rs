@@ -1,0 +1,114 @@
+//! The lane trait the kernel is generic over. The one-block lane type,
+//! [`Block`], is the architecture's 128-bit register (`x86_64.rs`,
+//! `aarch64.rs` one level up); the wide lane types are the backends'.
+
+use super::super::arch::Block;
+
+/// One, two or four AES blocks in a vector register. Implemented by the
+/// backends.
+///
+/// # Safety
+/// Implementing: every method uses only instructions of the backend's
+/// `#[target_feature]` list and touches memory only as its contract below
+/// says. Calling: every method may only run where that backend's CPU
+/// features are present (see the module docs); `loadu` and `broadcast`
+/// need `p` valid for reads of `BLOCKS * 16` and 16 bytes, `storeu` for
+/// writes of `BLOCKS * 16` bytes (any alignment).
+pub(crate) unsafe trait Lanes: Copy {
+    /// Blocks per register.
+    const BLOCKS: usize;
+    /// Registers of AES state per main-loop batch (at most `MAX_REGS`).
+    const REGS: usize;
+    /// Blocks per batch: one GHASH reduction each.
+    const BATCH: usize = Self::REGS * Self::BLOCKS;
+    /// Seals of at least this many bytes keep round keys and hash powers
+    /// in registers across batches, where the compiler spills some of them
+    /// (`usize::MAX`: never). Otherwise each batch reloads them from the key
+    /// at each use, which leaves nothing on the stack but slows the ymm
+    /// engine's large seals more than scrubbing the spills
+    /// (`SCRUB_HOISTED` bytes after the call) costs (docs/decisions.md,
+    /// "AES-GCM batches").
+    const HOIST_SEAL_FROM: usize;
+    /// GHASH products by Karatsuba (three carry-less multiplies a block,
+    /// the halves' XOR made per use) or schoolbook (four, no halves): the
+    /// zmm engine, whose XORs fuse three ways, is faster schoolbook
+    /// (docs/decisions.md, "GHASH products (zmm)").
+    const KARATSUBA: bool = true;
+    /// Seals and opens of at least this many bytes of whole batches make
+    /// the Karatsuba halves of a batch's powers once per record, on the
+    /// stack, where a key does not store them (`usize::MAX`: never; each
+    /// use then makes its own, a shuffle and an XOR per register).
+    const HALVES_SEAL_FROM: usize = usize::MAX;
+    /// As `HALVES_SEAL_FROM`, for opens.
+    const HALVES_OPEN_FROM: usize = usize::MAX;
+    unsafe fn loadu(p: *const u8) -> Self;
+    unsafe fn storeu(self, p: *mut u8);
+    /// The 16 bytes at `p` in every lane.
+    unsafe fn broadcast(p: *const u8) -> Self;
+    /// `x` in lane 0, zero elsewhere.
+    unsafe fn from_first(x: Block) -> Self;
+    /// Lane `i` holds `x + i` in its low dword (counters).
+    unsafe fn counters(x: Block) -> Self;
+    /// `k` added to the low dword of every lane.
+    unsafe fn add_ctr(self, k: i32) -> Self;
+    unsafe fn xor(self, b: Self) -> Self;
+    /// One AES round as x86's `aesenc` defines it: SubBytes, ShiftRows,
+    /// MixColumns, then the XOR with `k`. (aarch64's `AESE` XORs its key
+    /// first: its lane types write `AESMC(AESE(x, 0)) ^ k`, and the
+    /// compiler folds each XOR into the next round's `AESE`.)
+    unsafe fn aesenc(self, k: Self) -> Self;
+    /// The last round (`aesenclast`): as [`Lanes::aesenc`] without
+    /// MixColumns.
+    unsafe fn aesenclast(self, k: Self) -> Self;
+    unsafe fn clmul_lo(self, b: Self) -> Self;
+    unsafe fn clmul_hi(self, b: Self) -> Self;
+    /// `self.lo · b.hi` per lane (imm 0x10), for schoolbook products.
+    unsafe fn clmul_lo_hi(self, b: Self) -> Self;
+    /// `self.hi · b.lo` per lane (imm 0x01), for schoolbook products.
+    unsafe fn clmul_hi_lo(self, b: Self) -> Self;
+    /// Reverses the bytes of each 128-bit lane.
+    unsafe fn bswap(self) -> Self;
+    /// Swaps the 64-bit halves of each lane.
+    unsafe fn swap_halves(self) -> Self;
+    /// XOR of all lanes.
+    unsafe fn fold(self) -> Block;
+    unsafe fn zero() -> Self;
+
+    /// `n` (at least 1) full batches in a loop of the lane type's own, with
+    /// Karatsuba products whose halves are at `keys.hx`; `false` (nothing
+    /// done) where the lane type has none. A seal (`!OPEN`) encrypts `input`
+    /// into `output` and hashes the batch before each, the 512 bytes below
+    /// `output`; an open hashes `input`, then decrypts it into `output`.
+    /// `acc` is the running GHASH value, `ctr` the next batch's counters
+    /// (as [`Lanes::counters`]); both are updated.
+    ///
+    /// # Safety
+    /// The CPU has `Self`'s features; `keys` holds valid pointers (see
+    /// [`BatchKeys`]); `input` is valid for reads and `output` for writes
+    /// of `n * Self::BATCH * 16` bytes (they may be equal, not otherwise
+    /// overlap); a seal's `output` is preceded by the previous batch's
+    /// ciphertext, readable.
+    #[inline(always)]
+    unsafe fn batches<const NR: usize, const OPEN: bool>(
+        keys: BatchKeys,
+        ctr: &mut Self,
+        acc: &mut Block,
+        input: *const u8,
+        output: *mut u8,
+        n: usize,
+    ) -> bool {
+        let _ = (keys, ctr, acc, input, output, n);
+        false
+    }
+}
+
+/// The key material [`Lanes::batches`] reads, as raw pointers.
+#[derive(Clone, Copy)]
+pub(crate) struct BatchKeys {
+    /// `NR + 1` round keys, 16 bytes each.
+    pub(crate) rk: *const u8,
+    /// One batch's powers of H, highest first (`BATCH` entries of 16 bytes).
+    pub(crate) h: *const u8,
+    /// Their Karatsuba halves, laid out like the powers.
+    pub(crate) hx: *const u8,
+}
