@@ -93,6 +93,9 @@ pub(crate) struct Features {
     /// aarch64 Linux ABI, but asked like every other feature, so a
     /// backend exists only where its detection says so.
     pub neon: bool,
+    /// AES and PMULL (Rust's `aes` target feature enables both): the
+    /// AES-GCM engine.
+    pub aes_pmull: bool,
 }
 
 #[cfg(target_arch = "aarch64")]
@@ -101,6 +104,8 @@ impl Features {
     pub(crate) fn get() -> Self {
         Self {
             neon: std::arch::is_aarch64_feature_detected!("neon"),
+            aes_pmull: std::arch::is_aarch64_feature_detected!("aes")
+                && std::arch::is_aarch64_feature_detected!("pmull"),
         }
     }
 }
@@ -113,8 +118,7 @@ pub(crate) fn has_aes_hardware() -> bool {
     }
     #[cfg(target_arch = "aarch64")]
     {
-        std::arch::is_aarch64_feature_detected!("aes")
-            && std::arch::is_aarch64_feature_detected!("pmull")
+        Features::get().aes_pmull
     }
     #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
     {

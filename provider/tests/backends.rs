@@ -139,17 +139,27 @@ fn every_listed_backend_can_be_forced_and_others_cannot() {
         }
     }
     assert!(ChaCha20Poly1305::with_backend(&[1; 32], Backend::X86Vaes).is_none());
-    assert_eq!(Aes128Gcm::backends().last(), Some(&Backend::Base));
+    // `Base` is listed everywhere (last but for engines not yet the
+    // default, which follow it).
+    assert!(Aes128Gcm::backends().contains(&Backend::Base));
 }
 
 /// On aarch64 the NEON ChaCha20-Poly1305 engine is listed on every CPU
-/// (NEON is part of the aarch64 Linux ABI) after `Base`, which stays the
-/// default until the engine is shown at least as fast; AES-GCM is `Base`.
+/// (NEON is part of the aarch64 Linux ABI) and the AES-GCM engine where
+/// the CPU has AES and PMULL, each after `Base`, which stays the default
+/// until the engine is shown at least as fast.
 #[cfg(target_arch = "aarch64")]
 #[test]
-fn neon_chacha20_listed_and_base_default_on_aarch64() {
-    assert_eq!(Aes128Gcm::backends(), [Backend::Base]);
-    assert_eq!(Aes256Gcm::backends(), [Backend::Base]);
+fn aarch64_engines_listed_and_base_default() {
+    let aes = std::arch::is_aarch64_feature_detected!("aes")
+        && std::arch::is_aarch64_feature_detected!("pmull");
+    let want: &[Backend] = if aes {
+        &[Backend::Base, Backend::Aarch64Aes]
+    } else {
+        &[Backend::Base]
+    };
+    assert_eq!(Aes128Gcm::backends(), want);
+    assert_eq!(Aes256Gcm::backends(), want);
     assert_eq!(
         ChaCha20Poly1305::backends(),
         [Backend::Base, Backend::Aarch64Neon]
@@ -159,6 +169,10 @@ fn neon_chacha20_listed_and_base_default_on_aarch64() {
     assert_eq!(
         ChaCha20Poly1305::with_backend(&[0; 32], Backend::Aarch64Neon).map(|k| k.backend()),
         Some(Backend::Aarch64Neon)
+    );
+    assert_eq!(
+        Aes256Gcm::with_backend(&[0; 32], Backend::Aarch64Aes).map(|k| k.backend()),
+        aes.then_some(Backend::Aarch64Aes)
     );
 }
 

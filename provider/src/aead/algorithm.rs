@@ -179,7 +179,7 @@ impl AnyKey {
                 .is_some_and(|end| end <= buf.len() + TAG_LEN),
             "block beyond the tag"
         );
-        #[cfg(target_arch = "x86_64")]
+        #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
         if let Some(keys) = block.extra_keys() {
             let fused = match self {
                 Self::Aes128Gcm(k) => k.seal_fused(nonce, aad, buf, keys, at),

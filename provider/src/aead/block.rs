@@ -16,7 +16,7 @@ use aws_lc_rs::aead::quic as base_quic;
 #[cfg(all(feature = "ring", not(feature = "aws-lc-rs")))]
 use ring::aead::quic as base_quic;
 
-#[cfg(target_arch = "x86_64")]
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 use super::aes_gcm::{ExtraKeys, RoundKeys};
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 use super::chacha20_poly1305::Blocks;
@@ -27,9 +27,9 @@ use super::{Algorithm, Backend, Hardening, TAG_LEN};
 /// allocation of their own): a `BlockKey` is made only in its holder's
 /// box, by [`BlockKey::boxed`].
 pub(crate) enum BlockKey {
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
     Aes128(RoundKeys<10>),
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
     Aes256(RoundKeys<14>),
     /// ChaCha20 on the width of one of our engines.
     #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
@@ -73,18 +73,19 @@ impl BlockKey {
     /// large temporary, which in the setup frame would deepen its scrub.
     #[inline(never)]
     fn ours(alg: Algorithm, key: &[u8], backend: Backend, stack: &mut SetupStack) -> Option<Self> {
-        #[cfg(target_arch = "x86_64")]
+        #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
         let aes = matches!(
             backend,
             Backend::X86AesNi
                 | Backend::X86Vaes
                 | Backend::X86Vaes512
                 | Backend::X86Vaes512Karatsuba
+                | Backend::Aarch64Aes
         );
         match alg {
-            #[cfg(target_arch = "x86_64")]
+            #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
             Algorithm::Aes128Gcm if aes => RoundKeys::new(key, stack).map(Self::Aes128),
-            #[cfg(target_arch = "x86_64")]
+            #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
             Algorithm::Aes256Gcm if aes => RoundKeys::new(key, stack).map(Self::Aes256),
             #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
             Algorithm::ChaCha20Poly1305 => {
@@ -122,9 +123,9 @@ impl BlockKey {
     pub(crate) fn apply(&self, inputs: &[[u8; 16]], out: &mut [[u8; 5]]) {
         assert_eq!(inputs.len(), out.len(), "one output per input");
         match self {
-            #[cfg(target_arch = "x86_64")]
+            #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
             Self::Aes128(k) => k.encrypt_prefix(inputs, out),
-            #[cfg(target_arch = "x86_64")]
+            #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
             Self::Aes256(k) => k.encrypt_prefix(inputs, out),
             #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
             Self::ChaCha20(k) => k.apply(inputs, out),
@@ -142,7 +143,7 @@ impl BlockKey {
     }
 
     /// AES round keys, for a seal that runs this block alongside.
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
     pub(crate) fn extra_keys(&self) -> Option<ExtraKeys<'_>> {
         match self {
             Self::Aes128(k) => Some(ExtraKeys::Aes128(k)),

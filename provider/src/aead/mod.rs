@@ -79,12 +79,15 @@ pub enum Backend {
     /// ChaCha20-Poly1305 on NEON (4 blocks a pass), stitched with scalar
     /// Poly1305 (aarch64).
     Aarch64Neon,
+    /// AES-GCM on the ARMv8 cryptography extensions (AES + PMULL), one
+    /// block per NEON register, 8 a batch (aarch64).
+    Aarch64Aes,
 }
 
 impl Backend {
     /// Every backend, on any CPU (each type's `backends()` lists the ones
     /// that run here).
-    pub const ALL: [Backend; 10] = [
+    pub const ALL: [Backend; 11] = [
         Backend::Base,
         Backend::X86AesNi,
         Backend::X86Vaes,
@@ -95,6 +98,7 @@ impl Backend {
         Backend::X86Avx512Ifma,
         Backend::X86Ssse3,
         Backend::Aarch64Neon,
+        Backend::Aarch64Aes,
     ];
 
     /// A short, stable name (used in bench ids and test names).
@@ -110,6 +114,7 @@ impl Backend {
             Self::X86Avx512Ifma => "x86-avx512-ifma",
             Self::X86Ssse3 => "x86-ssse3",
             Self::Aarch64Neon => "aarch64-neon",
+            Self::Aarch64Aes => "aarch64-aes",
         }
     }
 }

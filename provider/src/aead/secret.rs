@@ -96,7 +96,7 @@ pub(crate) fn scrub_below(top: usize, bottom: usize) {
 
 /// After an AES-GCM seal that hoisted its round keys into registers
 /// (`Lanes::HOIST_SEAL_FROM`): its spills lie within 1.9 KiB of the call.
-#[cfg(target_arch = "x86_64")]
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 pub(crate) const AES_GCM_HOISTED_SEAL: usize = 2560;
 /// After one ChaCha20 block in general registers (`scalar::block_prefix`,
 /// whose frame holds the spilled state).

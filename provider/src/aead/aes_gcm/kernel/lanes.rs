@@ -104,6 +104,7 @@ pub(crate) unsafe trait Lanes: Copy {
 
 /// The key material [`Lanes::batches`] reads, as raw pointers.
 #[derive(Clone, Copy)]
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))] // read by the zmm engine's loop only
 pub(crate) struct BatchKeys {
     /// `NR + 1` round keys, 16 bytes each.
     pub(crate) rk: *const u8,

@@ -58,7 +58,9 @@ use crate::aead::Direction;
 pub(crate) use backend::Entry;
 pub(super) use backend::{backend, Key};
 pub(super) use key::KeyData;
-pub(super) use lanes::{BatchKeys, Lanes};
+#[cfg(target_arch = "x86_64")]
+pub(super) use lanes::BatchKeys;
+pub(super) use lanes::Lanes;
 #[cfg(test)]
 pub(super) use record::seal_with_j0;
 pub(super) use record::{open, seal, seal_with_block, Extra};

@@ -4,8 +4,6 @@
 
 use super::super::arch::{self, Block};
 
-use zeroize::Zeroize;
-
 use super::ctr::encrypt_block;
 use super::ghash::{gf_mul, mul_lanes};
 use super::key::{wipe, wipe_blocks, KeyData};
@@ -55,15 +53,16 @@ pub(crate) unsafe fn expand<V: Lanes, const NR: usize, const P: usize, const X: 
         for (i, k) in rk.iter().enumerate() {
             k.storeu(rk_out.add(16 * i));
         }
-        // H = E(K, 0), byte-reflected, then multiplied by x⁻¹ (a 1-bit left
-        // shift in this representation, reduced by the polynomial).
-        let mut h = [0u8; 16];
-        encrypt_block(&rk[..=NR], arch::zero()).storeu(h.as_mut_ptr());
-        let mut v = u128::from_be_bytes(h);
-        let carry = (v >> 127).wrapping_neg();
-        let mut twisted =
-            ((v << 1) ^ (carry & 0xc200_0000_0000_0000_0000_0000_0000_0001)).to_le_bytes();
-        let h1 = Block::loadu(twisted.as_ptr());
+        // H = E(K, 0), byte-reflected, then twisted (multiplied by x⁻¹: a
+        // 1-bit left shift in this representation, reduced by the
+        // polynomial) as a product in vector registers, `gf_mul(H, T)` with
+        // `T` the twist of the twist of 1 (`TWIST_BY`). Done in general
+        // registers, the twist left half of H in a register that a caller
+        // saved on its stack, above the scrub (aarch64).
+        let h1 = gf_mul(
+            encrypt_block(&rk[..=NR], arch::zero()).bswap(),
+            arch::from_u128(TWIST_BY),
+        );
         // Entry `P - k` holds H^k. H² and H⁴ are two products deep.
         let entry = |k: usize| base.add(16 * (P - k));
         h1.storeu(entry(1));
@@ -95,14 +94,14 @@ pub(crate) unsafe fn expand<V: Lanes, const NR: usize, const P: usize, const X: 
         }
         // The round keys (the first is the raw key), H and its last power.
         wipe(&mut rk);
-        h.zeroize();
-        twisted.zeroize();
-        v = 0;
-        core::hint::black_box(v);
         let mut last = [power, h1];
         wipe(&mut last);
     }
 }
+
+/// `gf_mul(a, b)` is `a·b·u⁻¹` where `u` is the twist of 1 (`0xc2…01`);
+/// the twist of `u`, `u²`, makes it `a·u`: the twist of `a`.
+const TWIST_BY: u128 = 0x4600_0000_0000_0000_0000_0000_0000_0003;
 
 /// AES round keys on their own (AES-ECB, and the extra block of
 /// `seal_with_block`), inline: they live in their holder's allocation,
@@ -163,6 +162,7 @@ impl<const NR: usize> Drop for RoundKeys<NR> {
 /// here); `out` must be valid for writes of the array; `key` must be 16 or
 /// 32 bytes (checked).
 #[cfg_attr(target_arch = "x86_64", target_feature(enable = "aes,pclmulqdq,ssse3"))]
+#[cfg_attr(target_arch = "aarch64", target_feature(enable = "aes,neon"))]
 pub(super) unsafe fn expand_round_keys(
     out: *mut [[u8; 16]; 15],
     key: &[u8],
@@ -189,6 +189,7 @@ pub(super) unsafe fn expand_round_keys(
 /// The CPU must have the block features (the features enabled
 /// here); `out.len() == inputs.len()` and `B <= 16`.
 #[cfg_attr(target_arch = "x86_64", target_feature(enable = "aes,pclmulqdq,ssse3"))]
+#[cfg_attr(target_arch = "aarch64", target_feature(enable = "aes,neon"))]
 pub(super) unsafe fn ecb<const NR: usize, const B: usize>(
     rk: &[[u8; 16]; 15],
     inputs: &[[u8; 16]],
