@@ -64,7 +64,7 @@ echo
 for alg in ${algs//,/ }; do
     case $alg in
         chacha) backends="aarch64-neon base aws-lc-rs ring boringssl" ;;
-        *) backends="base aws-lc-rs ring boringssl" ;;
+        *) backends="aarch64-aes base aws-lc-rs ring boringssl" ;;
     esac
     for b in $backends; do
         printf '%-8s %-13s' "$alg" "$b"

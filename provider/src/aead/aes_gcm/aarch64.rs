@@ -117,6 +117,7 @@ unsafe impl Lanes for uint8x16_t {
     const BLOCKS: usize = 1;
     const REGS: usize = 8;
     const HOIST_SEAL_FROM: usize = usize::MAX;
+    const UNROLL_ROUNDS: bool = true;
     #[inline(always)]
     unsafe fn loadu(p: *const u8) -> Self {
         // SAFETY: `p` is valid for reads of 16 bytes (`Lanes` contract); NEON loads need no

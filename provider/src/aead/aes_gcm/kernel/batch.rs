@@ -85,12 +85,13 @@ pub(super) unsafe fn batch<
                 }
             }};
         }
-        if V::BLOCKS == 2 && HOIST {
+        if (V::BLOCKS == 2 && HOIST) || V::UNROLL_ROUNDS {
             // Unrolled for the ymm seals that hoist their keys (4 KiB and
             // up): as a loop, LLVM kept their rounds a run-time loop, with
             // its counter, branches and the running sums reloaded every
             // round. Opens, shorter seals and zmm seals are slower unrolled
-            // (docs/decisions.md, "Round loop").
+            // (docs/decisions.md, "Round loop"). Unrolled too on lane types
+            // that ask for it (`Lanes::UNROLL_ROUNDS`).
             macro_rules! rounds {
                 ($($r:literal)*) => { $( if $r < NR { round!($r); } )* };
             }

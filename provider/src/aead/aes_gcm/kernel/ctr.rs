@@ -8,15 +8,15 @@ use super::lanes::Lanes;
 use crate::aead::NONCE_LEN;
 
 #[inline(always)]
-pub(super) unsafe fn encrypt_block(rk: &[Block], x: Block) -> Block {
-    // SAFETY: register-only `Lanes` methods on blocks (module contract); `rk` is indexed with bounds
-    // checks.
+pub(super) unsafe fn encrypt_block<const NR: usize>(rk: &[Block; 15], x: Block) -> Block {
+    // SAFETY: register-only `Lanes` methods on blocks (module contract); `rk` is indexed with
+    // bounds checks.
     unsafe {
         let mut x = x.xor(rk[0]);
-        for k in &rk[1..rk.len() - 1] {
-            x = x.aesenc(*k);
-        }
-        x.aesenclast(rk[rk.len() - 1])
+        each_round!(Block::UNROLL_ROUNDS, NR, |r| {
+            x = x.aesenc(rk[r]);
+        });
+        x.aesenclast(rk[NR])
     }
 }
 
@@ -47,12 +47,12 @@ pub(super) unsafe fn encrypt_blocks<
         for b in x.iter_mut() {
             *b = b.xor(k0);
         }
-        for r in 1..NR {
+        each_round!(Block::UNROLL_ROUNDS, NR, |r| {
             let k = rk!(r);
             for b in x.iter_mut() {
                 *b = b.aesenc(k);
             }
-        }
+        });
         let k = rk!(NR);
         for b in x.iter_mut() {
             *b = b.aesenclast(k);
@@ -127,13 +127,13 @@ pub(super) unsafe fn encrypt_blocks_plus<
             *b = b.xor(k0);
         }
         *y = y.xor(arch::load(&rk2[0]));
-        for r in 1..NR {
+        each_round!(Block::UNROLL_ROUNDS, NR, |r| {
             let k = arch::load(&key.rk[r]);
             for b in x.iter_mut() {
                 *b = b.aesenc(k);
             }
             *y = y.aesenc(arch::load(&rk2[r]));
-        }
+        });
         let k = arch::load(&key.rk[NR]);
         for b in x.iter_mut() {
             *b = b.aesenclast(k);

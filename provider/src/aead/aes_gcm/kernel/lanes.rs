@@ -29,6 +29,11 @@ pub(crate) unsafe trait Lanes: Copy {
     /// (`SCRUB_HOISTED` bytes after the call) costs (docs/decisions.md,
     /// "AES-GCM batches").
     const HOIST_SEAL_FROM: usize;
+    /// The kernel unrolls its AES round loops ([`each_round!`]) on this lane
+    /// type: aarch64's, where the XOR of a round key folds into the next
+    /// round's `AESE` only across unrolled rounds (as a loop each round
+    /// was `AESE`, `AESMC`, `EOR` and a register move).
+    const UNROLL_ROUNDS: bool = false;
     /// GHASH products by Karatsuba (three carry-less multiplies a block,
     /// the halves' XOR made per use) or schoolbook (four, no halves): the
     /// zmm engine, whose XORs fuse three ways, is faster schoolbook

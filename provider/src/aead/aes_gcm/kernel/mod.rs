@@ -43,6 +43,22 @@
 //! points) and [`backend`] (the macro each backend file instantiates).
 #![allow(unsafe_code)]
 
+/// Runs `$body` with `$r` bound to each round from 1 to `$nr - 1` (the
+/// `aesenc` rounds; `$nr` at most 14): unrolled where `$unroll` (a
+/// constant: `Lanes::UNROLL_ROUNDS`), else as a loop.
+macro_rules! each_round {
+    ($unroll:expr, $nr:expr, |$r:ident| $body:block) => {
+        if $unroll {
+            each_round!(@unrolled $nr, $r, $body, 1 2 3 4 5 6 7 8 9 10 11 12 13);
+        } else {
+            for $r in 1..$nr $body
+        }
+    };
+    (@unrolled $nr:expr, $r:ident, $body:block, $($lit:literal)*) => {
+        $( if $lit < $nr { let $r: usize = $lit; $body } )*
+    };
+}
+
 mod backend;
 mod batch;
 mod ctr;

@@ -167,7 +167,7 @@ pub(super) unsafe fn crypt<
                     *b = if j < n { buf[j] } else { tag[j - n] };
                 }
                 let mut rk2 = load_round_keys(e.rk);
-                let y = encrypt_block(&rk2[..=NR], Block::loadu(input.as_ptr()));
+                let y = encrypt_block::<NR>(&rk2, Block::loadu(input.as_ptr()));
                 wipe(&mut rk2);
                 y.storeu(extra_out.as_mut_ptr());
             }
@@ -206,14 +206,14 @@ unsafe fn wide_tail<V: Lanes, const NR: usize, const P: usize, const X: usize, c
         for (j, xj) in x.iter_mut().enumerate() {
             *xj = counters.add_ctr((j * V::BLOCKS) as i32).bswap().xor(k0);
         }
-        for r in 1..NR {
+        each_round!(V::UNROLL_ROUNDS, NR, |r| {
             // Each round key loaded at its use (as the batches do): held,
             // they would spill.
             let k = V::broadcast(core::hint::black_box(&key.rk)[r].as_ptr());
             for xj in x.iter_mut() {
                 *xj = xj.aesenc(k);
             }
-        }
+        });
         let klast = V::broadcast(key.rk[NR].as_ptr());
         let after = rest.len();
         let mut wide = Acc::<V>::new();

@@ -60,7 +60,7 @@ pub(crate) unsafe fn expand<V: Lanes, const NR: usize, const P: usize, const X: 
         // registers, the twist left half of H in a register that a caller
         // saved on its stack, above the scrub (aarch64).
         let h1 = gf_mul(
-            encrypt_block(&rk[..=NR], arch::zero()).bswap(),
+            encrypt_block::<NR>(&rk, arch::zero()).bswap(),
             arch::from_u128(TWIST_BY),
         );
         // Entry `P - k` holds H^k. H² and H⁴ are two products deep.
@@ -202,9 +202,9 @@ pub(super) unsafe fn ecb<const NR: usize, const B: usize>(
         let mut block = [0u8; 16];
         if let ([input], [o]) = (inputs, &mut *out) {
             let mut x = Block::loadu(input.as_ptr()).xor(arch::load(&rk[0]));
-            for k in &rk[1..NR] {
-                x = x.aesenc(arch::load(k));
-            }
+            each_round!(Block::UNROLL_ROUNDS, NR, |r| {
+                x = x.aesenc(arch::load(&rk[r]));
+            });
             x.aesenclast(arch::load(&rk[NR])).storeu(block.as_mut_ptr());
             o.copy_from_slice(&block[..B]);
         } else {
@@ -213,12 +213,12 @@ pub(super) unsafe fn ecb<const NR: usize, const B: usize>(
                 for (v, b) in x.iter_mut().zip(chunk) {
                     *v = Block::loadu(b.as_ptr()).xor(arch::load(&rk[0]));
                 }
-                for k in &rk[1..NR] {
-                    let k = arch::load(k);
+                each_round!(Block::UNROLL_ROUNDS, NR, |r| {
+                    let k = arch::load(&rk[r]);
                     for v in x.iter_mut() {
                         *v = v.aesenc(k);
                     }
-                }
+                });
                 let last = arch::load(&rk[NR]);
                 for (v, o) in x.iter().zip(outs.iter_mut()) {
                     (v.aesenclast(last)).storeu(block.as_mut_ptr());
