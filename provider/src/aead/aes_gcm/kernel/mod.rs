@@ -51,6 +51,8 @@ macro_rules! each_round {
         if $unroll {
             each_round!(@unrolled $nr, $r, $body, 1 2 3 4 5 6 7 8 9 10 11 12 13);
         } else {
+            // The round index names the key: some bodies index two arrays.
+            #[allow(clippy::needless_range_loop)]
             for $r in 1..$nr $body
         }
     };
