@@ -3,10 +3,13 @@
 # the rustls end-to-end tests for aarch64-unknown-linux-gnu and runs them
 # under qemu user-mode emulation (correctness only; emulated speed means
 # nothing). On aarch64 record protection is `Base` by default (the base
-# provider's own AEAD) and `Aarch64Neon` (ChaCha20-Poly1305 on NEON) where
-# pinned, so this checks that the crate builds there, that detection lists
-# both, and that every vector, differential, stack-residue and rustls test
-# passes on both, with aws-lc-rs's and ring's aarch64 code as the base.
+# provider's own AEAD), `Aarch64Neon` (ChaCha20-Poly1305 on NEON) and
+# `Aarch64Aes` (AES-GCM on AES + PMULL: a build with SHA-3's EOR3 and one
+# without) where pinned, so this checks that the crate builds there, that
+# detection lists them, and that every vector, differential, stack-residue
+# and rustls test passes on each, with aws-lc-rs's and ring's aarch64 code
+# as the base; qemu's default CPU model has SHA-3, a Cortex-A72 model runs
+# the provider tests again without it.
 #
 # It uses Debian's Rust toolchain (rustc-web / cargo-web, with the arm64
 # standard library from libstd-rust-web-dev:arm64) for this leg only,
@@ -64,6 +67,10 @@ step() { printf '\n== aarch64: %s\n' "$*"; }
 
 step "provider tests (aws-lc-rs base), with the audit hooks (stack residue)"
 $cargo test --release --target $target -p rustls-fusion --features audit
+
+step "provider tests on a CPU model without SHA-3 (Cortex-A72: AES and PMULL), for the AES-GCM engine's build without EOR3"
+CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER="qemu-aarch64 -cpu cortex-a72 -L /usr/aarch64-linux-gnu -E LD_LIBRARY_PATH=/usr/aarch64-linux-gnu/lib" \
+    $cargo test --release --target $target -p rustls-fusion --features audit
 
 step "every AES, PMULL and NEON intrinsic inlined into its engine"
 # An intrinsic left out of line (its caller lacked the target feature)

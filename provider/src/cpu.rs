@@ -96,16 +96,21 @@ pub(crate) struct Features {
     /// AES and PMULL (Rust's `aes` target feature enables both): the
     /// AES-GCM engine.
     pub aes_pmull: bool,
+    /// `aes_pmull` and the SHA-3 extension (`EOR3`): the AES-GCM engine's
+    /// build with three-way XORs.
+    pub aes_pmull_sha3: bool,
 }
 
 #[cfg(target_arch = "aarch64")]
 impl Features {
     /// This CPU's features (`std` caches its answers).
     pub(crate) fn get() -> Self {
+        let aes_pmull = std::arch::is_aarch64_feature_detected!("aes")
+            && std::arch::is_aarch64_feature_detected!("pmull");
         Self {
             neon: std::arch::is_aarch64_feature_detected!("neon"),
-            aes_pmull: std::arch::is_aarch64_feature_detected!("aes")
-                && std::arch::is_aarch64_feature_detected!("pmull"),
+            aes_pmull,
+            aes_pmull_sha3: aes_pmull && std::arch::is_aarch64_feature_detected!("sha3"),
         }
     }
 }

@@ -62,10 +62,15 @@ pub(crate) enum AesGcm<const KEY_LEN: usize> {
     Vaes512K128(x86_vaes512::karatsuba::Key<10>),
     #[cfg(target_arch = "x86_64")]
     Vaes512K256(x86_vaes512::karatsuba::Key<14>),
+    // The aarch64 engine's two builds, as the AES-NI engine's.
     #[cfg(target_arch = "aarch64")]
-    Aarch64Aes128(aarch64_aes::Key<10>),
+    Aarch64Sha3Aes128(aarch64_aes::sha3::Key<10>),
     #[cfg(target_arch = "aarch64")]
-    Aarch64Aes256(aarch64_aes::Key<14>),
+    Aarch64Sha3Aes256(aarch64_aes::sha3::Key<14>),
+    #[cfg(target_arch = "aarch64")]
+    Aarch64Aes128(aarch64_aes::plain::Key<10>),
+    #[cfg(target_arch = "aarch64")]
+    Aarch64Aes256(aarch64_aes::plain::Key<14>),
 }
 
 /// Runs `$body` with `$k` bound to whichever engine `$self` holds.
@@ -73,6 +78,10 @@ macro_rules! each_engine {
     ($self:expr, $k:ident => $body:expr) => {
         match $self {
             Self::Base($k) => $body,
+            #[cfg(target_arch = "aarch64")]
+            Self::Aarch64Sha3Aes128($k) => $body,
+            #[cfg(target_arch = "aarch64")]
+            Self::Aarch64Sha3Aes256($k) => $body,
             #[cfg(target_arch = "aarch64")]
             Self::Aarch64Aes128($k) => $body,
             #[cfg(target_arch = "aarch64")]
@@ -205,10 +214,17 @@ impl<const KEY_LEN: usize> Engine for AesGcm<KEY_LEN> {
             (Backend::X86Vaes512Karatsuba, false) => {
                 Self::Vaes512K256(x86_vaes512::karatsuba::Key::new(key, stack)?)
             }
+            // The SHA-3 build where the CPU has SHA-3, else the plain one.
             #[cfg(target_arch = "aarch64")]
-            (Backend::Aarch64Aes, true) => Self::Aarch64Aes128(aarch64_aes::Key::new(key, stack)?),
+            (Backend::Aarch64Aes, true) => match aarch64_aes::sha3::Key::new(key, stack) {
+                Some(k) => Self::Aarch64Sha3Aes128(k),
+                None => Self::Aarch64Aes128(aarch64_aes::plain::Key::new(key, stack)?),
+            },
             #[cfg(target_arch = "aarch64")]
-            (Backend::Aarch64Aes, false) => Self::Aarch64Aes256(aarch64_aes::Key::new(key, stack)?),
+            (Backend::Aarch64Aes, false) => match aarch64_aes::sha3::Key::new(key, stack) {
+                Some(k) => Self::Aarch64Sha3Aes256(k),
+                None => Self::Aarch64Aes256(aarch64_aes::plain::Key::new(key, stack)?),
+            },
             #[allow(unreachable_patterns)]
             _ => return None,
         })
@@ -237,7 +253,10 @@ impl<const KEY_LEN: usize> Engine for AesGcm<KEY_LEN> {
             #[cfg(target_arch = "x86_64")]
             Self::Vaes512K128(_) | Self::Vaes512K256(_) => Backend::X86Vaes512Karatsuba,
             #[cfg(target_arch = "aarch64")]
-            Self::Aarch64Aes128(_) | Self::Aarch64Aes256(_) => Backend::Aarch64Aes,
+            Self::Aarch64Sha3Aes128(_)
+            | Self::Aarch64Sha3Aes256(_)
+            | Self::Aarch64Aes128(_)
+            | Self::Aarch64Aes256(_) => Backend::Aarch64Aes,
         }
     }
 
@@ -292,6 +311,10 @@ impl<const KEY_LEN: usize> AesGcm<KEY_LEN> {
     ) -> Option<([u8; TAG_LEN], [u8; 16])> {
         use ExtraKeys::{Aes128, Aes256};
         Some(match (self, keys) {
+            #[cfg(target_arch = "aarch64")]
+            (Self::Aarch64Sha3Aes128(k), Aes128(rk)) => k.seal_with_block(nonce, aad, buf, rk, at),
+            #[cfg(target_arch = "aarch64")]
+            (Self::Aarch64Sha3Aes256(k), Aes256(rk)) => k.seal_with_block(nonce, aad, buf, rk, at),
             #[cfg(target_arch = "aarch64")]
             (Self::Aarch64Aes128(k), Aes128(rk)) => k.seal_with_block(nonce, aad, buf, rk, at),
             #[cfg(target_arch = "aarch64")]

@@ -86,7 +86,11 @@ fn block_counter_wraps_mod_2_32() {
                 let mut got = Vec::new();
                 #[cfg(target_arch = "aarch64")]
                 if cpu.aes_pmull {
-                    got.push(("aarch64-aes", sealed!(aarch64_aes)));
+                    got.push(("aarch64-aes", sealed!(aarch64_aes::plain)));
+                }
+                #[cfg(target_arch = "aarch64")]
+                if cpu.aes_pmull_sha3 {
+                    got.push(("aarch64-aes sha3", sealed!(aarch64_aes::sha3)));
                 }
                 #[cfg(target_arch = "x86_64")]
                 if cpu.aes_clmul_avx {

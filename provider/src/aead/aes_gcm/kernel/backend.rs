@@ -84,7 +84,9 @@ impl<E: Entry<NR>, const NR: usize> Key<E, NR> {
     /// pointer) to `bottom` (the entry point's).
     #[inline(always)]
     fn scrub_seal(n: usize, top: usize, bottom: usize) {
-        if n >= <E::Lanes as Lanes>::HOIST_SEAL_FROM {
+        if <E::Lanes as Lanes>::HOIST_SPILLS_BELOW_FRAME
+            && n >= <E::Lanes as Lanes>::HOIST_SEAL_FROM
+        {
             // Hoisted keys spill beyond the measured frame.
             secret::scrub_stack::<{ secret::AES_GCM_HOISTED_SEAL }>();
         } else {

@@ -281,7 +281,13 @@ pub(super) unsafe fn seal_batches<
 /// The CPU has the module's and `V`'s features; `buf + cur.off` is valid
 /// for the batch's `regs * V::BLOCKS * 16` bytes.
 #[inline(always)]
-pub(super) unsafe fn open_one<V: Lanes, const NR: usize, const P: usize, const X: usize>(
+pub(super) unsafe fn open_one<
+    V: Lanes,
+    const NR: usize,
+    const P: usize,
+    const X: usize,
+    const HOIST: bool,
+>(
     key: &KeyData<V, NR, P, X>,
     cur: &mut Cursor<V>,
     regs: usize,
@@ -293,7 +299,7 @@ pub(super) unsafe fn open_one<V: Lanes, const NR: usize, const P: usize, const X
     // contract).
     unsafe {
         let p = buf.add(cur.off);
-        cur.acc = batch::<_, NR, P, X, true, false>(
+        cur.acc = batch::<_, NR, P, X, true, HOIST>(
             key,
             cur.ctr,
             p,
@@ -317,7 +323,13 @@ pub(super) unsafe fn open_one<V: Lanes, const NR: usize, const P: usize, const X
 /// batches (`V::BATCH * 16` bytes each); `buf` is valid for reads and
 /// writes of `end` bytes, plus half a batch if `half`.
 #[inline(always)]
-pub(super) unsafe fn open_batches<V: Lanes, const NR: usize, const P: usize, const X: usize>(
+pub(super) unsafe fn open_batches<
+    V: Lanes,
+    const NR: usize,
+    const P: usize,
+    const X: usize,
+    const HOIST: bool,
+>(
     key: &KeyData<V, NR, P, X>,
     ctr: Block,
     acc: Block,
@@ -346,7 +358,7 @@ pub(super) unsafe fn open_batches<V: Lanes, const NR: usize, const P: usize, con
         // its batches' latency, which the fourth multiply lengthens.
         if !V::KARATSUBA && end >= SCHOOLBOOK_OPEN_FROM {
             while cur.off < end {
-                open_one(key, &mut cur, V::REGS, buf, halves, true);
+                open_one::<_, NR, P, X, HOIST>(key, &mut cur, V::REGS, buf, halves, true);
             }
         } else {
             // The lane type's own loop, if it has one, takes every full batch.
@@ -358,11 +370,11 @@ pub(super) unsafe fn open_batches<V: Lanes, const NR: usize, const P: usize, con
                 }
             }
             while cur.off < end {
-                open_one(key, &mut cur, V::REGS, buf, halves, false);
+                open_one::<_, NR, P, X, HOIST>(key, &mut cur, V::REGS, buf, halves, false);
             }
         }
         if half {
-            open_one(key, &mut cur, V::REGS / 2, buf, None, false);
+            open_one::<_, NR, P, X, HOIST>(key, &mut cur, V::REGS / 2, buf, None, false);
         }
         if halves.is_some() {
             wipe_halves(&mut hx);

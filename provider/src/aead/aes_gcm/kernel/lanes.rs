@@ -29,6 +29,13 @@ pub(crate) unsafe trait Lanes: Copy {
     /// (`SCRUB_HOISTED` bytes after the call) costs (docs/decisions.md,
     /// "AES-GCM batches").
     const HOIST_SEAL_FROM: usize;
+    /// Whether a hoisted seal's spills can lie below the frame the scrub
+    /// after it measures, so that it scrubs a fixed depth instead
+    /// (`secret::AES_GCM_HOISTED_SEAL`; the ymm engine's did).
+    const HOIST_SPILLS_BELOW_FRAME: bool = true;
+    /// As `HOIST_SEAL_FROM`, for opens (`usize::MAX`: never; the x86
+    /// engines' opens reload without spilling).
+    const HOIST_OPEN_FROM: usize = usize::MAX;
     /// The kernel unrolls its AES round loops ([`each_round!`]) on this lane
     /// type: aarch64's, where the XOR of a round key folds into the next
     /// round's `AESE` only across unrolled rounds (as a loop each round

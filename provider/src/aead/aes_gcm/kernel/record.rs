@@ -114,7 +114,24 @@ pub(super) unsafe fn crypt<
                     main_end,
                     half,
                 ),
-                Direction::Open => open_batches(key, ctr, acc, buf.as_mut_ptr(), main_end, half),
+                Direction::Open if V::HOIST_OPEN_FROM < usize::MAX && n >= V::HOIST_OPEN_FROM => {
+                    open_batches::<V, NR, P, X, true>(
+                        key,
+                        ctr,
+                        acc,
+                        buf.as_mut_ptr(),
+                        main_end,
+                        half,
+                    )
+                }
+                Direction::Open => open_batches::<V, NR, P, X, false>(
+                    key,
+                    ctr,
+                    acc,
+                    buf.as_mut_ptr(),
+                    main_end,
+                    half,
+                ),
             };
             acc = acc_main;
             // The tail's whole registers on the lane type (wide lanes: at
