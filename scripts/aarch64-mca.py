@@ -1,9 +1,19 @@
 #!/usr/bin/env python3
-"""Cycle models of the ChaCha20-Poly1305 bulk loop on aarch64 cores, by
-llvm-mca (LLVM 19's scheduling models), for the `Aarch64Neon` engine and
-for aws-lc's own stitched loop (the assembly the aws-lc-sys crate ships).
+"""Cycle models of the bulk loops on aarch64 cores, by llvm-mca (LLVM 19's
+scheduling models): ChaCha20-Poly1305 on the `Aarch64Neon` engine against
+aws-lc's own stitched loop (the assembly the aws-lc-sys crate ships), or
+with `--aes`, AES-GCM on `Aarch64Aes` against aws-lc's.
 
     scripts/aarch64-mca.py BINARY [MODEL ...]
+    scripts/aarch64-mca.py --aes BINARY [MODEL ...]
+
+AES-GCM: one 8-block batch of the engine's seal and open (the loop of the
+entry point with 80 or 112 `AESE` and at least 24 carry-less multiplies;
+its forward branches dropped, as every step runs in a long record), each
+build (with and without SHA-3's `EOR3`), against aws-lc's 8-block loops
+(`aesv8_gcm_8x_*`, which aws-lc runs on Neoverse V1, V2 and N2) and its
+4-block kernel (`aes_gcm_*_kernel`, elsewhere; one loop for every key
+size, so only its AES-256 figure is a model of what runs).
 
 BINARY is an aarch64 build that contains the engine (the instructions
 bench: scripts/aarch64-counts.sh builds it). The engine's seal has one
@@ -25,7 +35,9 @@ import subprocess
 import sys
 import tempfile
 
-MODELS = sys.argv[2:] or ["neoverse-n1", "neoverse-v1", "neoverse-v2", "apple-m1"]
+AES = len(sys.argv) > 1 and sys.argv[1] == "--aes"
+ARGS = sys.argv[2:] if AES else sys.argv[1:]
+MODELS = ARGS[1:] or ["neoverse-n1", "neoverse-v1", "neoverse-v2", "apple-m1"]
 MCA = "llvm-mca-19"
 BRANCH = re.compile(r"^(b\.\w+|b|cbz|cbnz|tbz|tbnz)$")
 
@@ -72,7 +84,7 @@ def cycles(body, model):
             f.write(f"\t{op}\t{args}\n")
         name = f.name
     out = subprocess.run(
-        [MCA, "-mtriple=aarch64", f"-mcpu={model}", "-iterations=200", name],
+        [MCA, "-mtriple=aarch64", f"-mcpu={model}", "-mattr=+aes,+sha3", "-iterations=200", name],
         capture_output=True, text=True, check=True,
     ).stdout
     os.unlink(name)
@@ -98,8 +110,61 @@ def awslc_loop():
     return path, body
 
 
+def aes_loop(binary, nr, *symbol):
+    """The shortest loop of the functions named by `symbol` with one
+    8-block batch: `8 * nr` `AESE` and at least 24 carry-less multiplies
+    (4-block kernels: `4 * 14`); its body without branches."""
+    ins = disassemble(binary, *symbol)
+    at = {a: i for i, (a, _, _) in enumerate(ins)}
+    best = None
+    for i, (a, op, args) in enumerate(ins):
+        t = re.search(r"(?:^|,\s*)([0-9a-f]{4,})(?:\s+<.*>)?$", args)
+        if BRANCH.match(op) and t and int(t.group(1), 16) <= a and int(t.group(1), 16) in at:
+            body = ins[at[int(t.group(1), 16)]:i + 1]
+            aese = sum(1 for _, o, _ in body if o == "aese")
+            clmul = sum(1 for _, o, _ in body if o in ("pmull", "pmull2"))
+            blocks = 4 if nr == 56 else 8
+            if aese == nr and clmul >= 3 * blocks and (best is None or len(body) < len(best)):
+                best = body
+    return [(o, x) for _, o, x in best if not BRANCH.match(o)] if best else None
+
+
+def main_aes(binary):
+    rows = []
+    for label, nr, symbol in [
+        ("ours, seal, SHA-3 build", 80, ("aarch64_aes..sha3..Entry", "4seal")),
+        ("ours, open, SHA-3 build", 80, ("aarch64_aes..sha3..Entry", "4open")),
+        ("ours, seal, plain build", 80, ("aarch64_aes..plain..Entry", "4seal")),
+        ("ours, open, plain build", 80, ("aarch64_aes..plain..Entry", "4open")),
+        ("aws-lc 8x, seal", 80, ("aesv8_gcm_8x_enc_128",)),
+        ("aws-lc 8x, open", 80, ("aesv8_gcm_8x_dec_128",)),
+        ("ours, seal, SHA-3 build, AES-256", 112, ("aarch64_aes..sha3..Entry", "4seal")),
+        ("ours, seal, plain build, AES-256", 112, ("aarch64_aes..plain..Entry", "4seal")),
+        ("aws-lc 8x, seal, AES-256", 112, ("aesv8_gcm_8x_enc_256",)),
+        ("aws-lc 4x, seal, AES-256", 56, ("aws_lc_0_47_0_aes_gcm_enc_kernel",)),
+    ]:
+        body = aes_loop(binary, nr, *symbol)
+        if body is None:
+            sys.exit(f"no batch loop found for {label}")
+        blocks = 4 if nr == 56 else 8
+        rows.append((label, len(body), blocks, body))
+    print(f"# llvm-mca ({MCA}), steady-state loop bodies, cycles per byte")
+    print("| loop | instructions | " + " | ".join(MODELS) + " |")
+    print("|---|---|" + "---|" * len(MODELS))
+    for label, n, blocks, body in rows:
+        cells = []
+        for model in MODELS:
+            try:
+                cells.append(f"{cycles(body, model) / (16 * blocks):.3f}")
+            except subprocess.CalledProcessError:
+                cells.append("n/a")
+        print(f"| {label} | {n} | " + " | ".join(cells) + " |")
+
+
 def main():
-    binary = sys.argv[1]
+    if AES:
+        return main_aes(ARGS[0])
+    binary = ARGS[0]
     # The seal entry point: its smallest loops of one 8-block double round
     # (over 200 vector instructions), with 20 multiplies (two Poly1305
     # blocks) and with none.
