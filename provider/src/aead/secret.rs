@@ -88,6 +88,59 @@ pub(crate) fn scrub_below(top: usize, bottom: usize) {
     scrub_stack_to(top.saturating_sub(bottom) + SCRUB_MARGIN);
 }
 
+/// The frames of a call into an engine's entry point, scrubbed when this
+/// guard drops: taken with one line (`Frame::enter`) just before the call,
+/// then told how deep the call went: `reached` with the stack pointer the
+/// entry point returns (the measured frame and [`SCRUB_MARGIN`], as
+/// [`scrub_below`]), or `at_least` a fixed depth (the constants below).
+/// Told nothing (a call that spills nothing), it scrubs nothing. Dropped on
+/// every path out of the caller, early returns included.
+#[must_use = "the scrub runs when the guard drops"]
+pub(crate) struct Frame {
+    top: usize,
+    depth: usize,
+}
+
+impl Frame {
+    /// In the caller, just before the call.
+    #[inline(always)]
+    pub(crate) fn enter() -> Self {
+        Self {
+            top: stack_pointer(),
+            depth: 0,
+        }
+    }
+
+    /// The call's entry point had its stack pointer at `bottom`.
+    #[inline(always)]
+    pub(crate) fn reached(&mut self, bottom: usize) {
+        self.at_least(self.top.saturating_sub(bottom) + SCRUB_MARGIN);
+    }
+
+    /// Scrub at least `depth` bytes below the caller.
+    #[inline(always)]
+    pub(crate) fn at_least(&mut self, depth: usize) {
+        self.depth = self.depth.max(depth);
+    }
+}
+
+impl Drop for Frame {
+    #[inline(always)]
+    fn drop(&mut self) {
+        if self.depth > 0 {
+            scrub_frame(self.depth);
+        }
+    }
+}
+
+/// [`scrub_stack_to`] out of line: one copy of its steps for every guard,
+/// not one inlined at each of a caller's exits. Its own frame (a return
+/// address) lies in the region it scrubs.
+#[inline(never)]
+fn scrub_frame(depth: usize) {
+    scrub_stack_to(depth);
+}
+
 // Fixed scrub depths, where a call's frames are scrubbed to a constant
 // depth rather than as deep as a measured frame ([`scrub_below`]). Each
 // covers the deepest secret `tests/stack_residue.rs` finds below the call

@@ -3,7 +3,7 @@
 //! written once ([`Key`]).
 
 use super::{scrub_batches, Extra, Lanes, RoundKeys};
-use crate::aead::secret::{self, SetupStack};
+use crate::aead::secret::{self, Frame, SetupStack};
 use crate::aead::{OpenError, NONCE_LEN, TAG_LEN};
 
 /// A backend's `#[target_feature]` entry points into the kernel for keys
@@ -80,17 +80,17 @@ impl<E: Entry<NR>, const NR: usize> Key<E, NR> {
         }
     }
 
-    /// Scrubs after a seal of `n` bytes from `top` (the caller's stack
-    /// pointer) to `bottom` (the entry point's).
+    /// What to scrub after a seal of `n` bytes whose entry point reached
+    /// `bottom`.
     #[inline(always)]
-    fn scrub_seal(n: usize, top: usize, bottom: usize) {
+    fn scrub_seal(frame: &mut Frame, n: usize, bottom: usize) {
         if <E::Lanes as Lanes>::HOIST_SPILLS_BELOW_FRAME
             && n >= <E::Lanes as Lanes>::HOIST_SEAL_FROM
         {
             // Hoisted keys spill beyond the measured frame.
-            secret::scrub_stack::<{ secret::AES_GCM_HOISTED_SEAL }>();
+            frame.at_least(secret::AES_GCM_HOISTED_SEAL);
         } else {
-            scrub_batches(n, top, bottom);
+            scrub_batches(frame, n, bottom);
         }
     }
 
@@ -101,10 +101,10 @@ impl<E: Entry<NR>, const NR: usize> Key<E, NR> {
         src: &[u8],
         buf: &mut [u8],
     ) -> [u8; TAG_LEN] {
-        let top = secret::stack_pointer();
+        let mut frame = Frame::enter();
         // SAFETY: a `Key` exists only where `new` detected the features.
         let (tag, bottom) = unsafe { E::seal(&self.0, nonce, aad, src, buf) };
-        Self::scrub_seal(buf.len(), top, bottom);
+        Self::scrub_seal(&mut frame, buf.len(), bottom);
         tag
     }
 
@@ -115,10 +115,10 @@ impl<E: Entry<NR>, const NR: usize> Key<E, NR> {
         buf: &mut [u8],
         tag: &[u8; TAG_LEN],
     ) -> Result<(), OpenError> {
-        let top = secret::stack_pointer();
+        let mut frame = Frame::enter();
         // SAFETY: as for `seal`.
         let (ok, bottom) = unsafe { E::open(&self.0, nonce, aad, buf, tag) };
-        scrub_batches(buf.len(), top, bottom);
+        scrub_batches(&mut frame, buf.len(), bottom);
         ok.then_some(()).ok_or(OpenError)
     }
 
@@ -141,10 +141,10 @@ impl<E: Entry<NR>, const NR: usize> Key<E, NR> {
             "block beyond the tag"
         );
         let extra = Extra { rk: rk.keys(), at };
-        let top = secret::stack_pointer();
+        let mut frame = Frame::enter();
         // SAFETY: as for `seal`.
         let (out, bottom) = unsafe { E::seal_with_block(&self.0, nonce, aad, buf, extra) };
-        Self::scrub_seal(buf.len(), top, bottom);
+        Self::scrub_seal(&mut frame, buf.len(), bottom);
         out
     }
 

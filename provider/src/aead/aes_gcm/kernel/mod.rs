@@ -89,18 +89,18 @@ pub(crate) use setup::RoundKeys;
 const SHORT: usize = 128;
 
 /// Scrubs the stack an entry point used after a record of `n` bytes that
-/// ran batches (at least `SHORT`): from `top`, the caller's stack pointer,
-/// down to `bottom`, the entry point's, as the ChaCha20 kernels do
-/// (`scrub_below`). The batch loops spill AES states
+/// ran batches (at least `SHORT`): `frame`'s call reached `bottom`, the
+/// entry point's stack pointer, as the ChaCha20 kernels scrub
+/// (`secret::Frame`). The batch loops spill AES states
 /// between rounds (AES-128 states after rounds 3 and 5 on xmm and ymm at
 /// opt-level 3, many on zmm at opt-level 2: `tests/stack_residue.rs`
 /// searches every intermediate state), and with their public counter
 /// blocks those are known inputs and outputs of reduced-round AES under
 /// the key. The short path spills none.
 #[inline(always)]
-pub(super) fn scrub_batches(n: usize, top: usize, bottom: usize) {
+pub(super) fn scrub_batches(frame: &mut crate::aead::secret::Frame, n: usize, bottom: usize) {
     if n >= SHORT {
-        crate::aead::secret::scrub_below(top, bottom);
+        frame.reached(bottom);
     }
 }
 

@@ -5,7 +5,7 @@
 use zeroize::Zeroizing;
 
 use super::{check, key_words, le_words, small_max, small_spills, Direction, Lanes};
-use crate::aead::secret::{self, SetupStack};
+use crate::aead::secret::{self, Frame, SetupStack};
 use crate::aead::{OpenError, NONCE_LEN, TAG_LEN};
 
 /// Keystream scratch of a size a backend's lane type sets (an array type
@@ -34,7 +34,7 @@ impl<const N: usize> ScratchBuf for super::Scratch<N> {
 /// The compiler spills ChaCha20 state the code cannot wipe, so each call
 /// is followed by a stack scrub: after a record longer than the short
 /// path, as deep as the kernel's frame measured at run time
-/// (`secret::scrub_below`); after a short record, `scrub_small` (nothing
+/// (`secret::Frame`); after a short record, `scrub_small` (nothing
 /// on the zmm engines, whose short path leaves no secret on the stack);
 /// after header-protection blocks, `scrub_blocks`: the fixed depths in
 /// `secret.rs`, which `tests/stack_residue.rs` checks at opt-levels 3
@@ -96,12 +96,12 @@ impl<E: Entry> Key<E> {
     }
 
     /// Scrubs the stack after a short record of `n` bytes: the frame the
-    /// call used (from `top` down to `bottom`) where it spills
+    /// call used (its entry point reached `bottom`) where it spills
     /// (`small_spills`), else the backend's fixed depth.
     #[inline(always)]
-    fn scrub_small(dir: Direction, n: usize, top: usize, bottom: usize) {
+    fn scrub_small(frame: &mut Frame, dir: Direction, n: usize, bottom: usize) {
         if small_spills::<E::Lanes>(dir, n) {
-            secret::scrub_below(top, bottom);
+            frame.reached(bottom);
         } else {
             E::scrub_small();
         }
@@ -117,20 +117,20 @@ impl<E: Entry> Key<E> {
         // Short records run in a smaller frame of their own, so they pay
         // for scrubbing only that, if anything.
         if buf.len() <= small_max::<E::Lanes>(Direction::Seal) {
-            let top = secret::stack_pointer();
+            let mut frame = Frame::enter();
             let dir = Direction::Seal;
             // SAFETY: a `Key` exists only where `new` detected the features.
             let (tag, bottom) = unsafe { E::small(&self.0, nonce, aad, src, buf, dir) };
-            Self::scrub_small(Direction::Seal, buf.len(), top, bottom);
+            Self::scrub_small(&mut frame, Direction::Seal, buf.len(), bottom);
             return tag;
         }
         // The scratch lives in this frame, above the kernel's, so the
         // scrub need not cover it (the kernel wipes it).
         let mut ks = E::SealScratch::zeroed();
-        let top = secret::stack_pointer();
+        let mut frame = Frame::enter();
         // SAFETY: as above.
         let (tag, bottom) = unsafe { E::seal(&self.0, ks.bytes(), nonce, aad, src, buf) };
-        secret::scrub_below(top, bottom);
+        frame.reached(bottom);
         tag
     }
 
@@ -142,18 +142,18 @@ impl<E: Entry> Key<E> {
         tag: &[u8; TAG_LEN],
     ) -> Result<(), OpenError> {
         let expected = if buf.len() <= small_max::<E::Lanes>(Direction::Open) {
-            let top = secret::stack_pointer();
+            let mut frame = Frame::enter();
             let dir = Direction::Open;
             // SAFETY: as for `seal`.
             let (t, bottom) = unsafe { E::small(&self.0, nonce, aad, &[], buf, dir) };
-            Self::scrub_small(Direction::Open, buf.len(), top, bottom);
+            Self::scrub_small(&mut frame, Direction::Open, buf.len(), bottom);
             t
         } else {
             let mut ks = E::Scratch::zeroed();
-            let top = secret::stack_pointer();
+            let mut frame = Frame::enter();
             // SAFETY: as for `seal`.
             let (t, bottom) = unsafe { E::open(&self.0, ks.bytes(), nonce, aad, buf) };
-            secret::scrub_below(top, bottom);
+            frame.reached(bottom);
             t
         };
         check(expected, tag, buf)
