@@ -141,7 +141,8 @@ def main_aes(binary):
         ("ours, seal, SHA-3 build, AES-256", 112, ("aarch64_aes..sha3..Entry", "4seal")),
         ("ours, seal, plain build, AES-256", 112, ("aarch64_aes..plain..Entry", "4seal")),
         ("aws-lc 8x, seal, AES-256", 112, ("aesv8_gcm_8x_enc_256",)),
-        ("aws-lc 4x, seal, AES-256", 56, ("aws_lc_0_47_0_aes_gcm_enc_kernel",)),
+        ("aws-lc 4x, seal, AES-256", 56, ("aws_lc_", "_aes_gcm_enc_kernel")),
+        ("ring 4x, seal, AES-256", 56, ("ring_core_", "__aes_gcm_enc_kernel")),
     ]:
         body = aes_loop(binary, nr, *symbol)
         if body is None:
