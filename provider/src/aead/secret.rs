@@ -5,7 +5,8 @@
 //! (register pressure puts round keys, AES states and ChaCha20 key words on
 //! the stack) they cannot name, so each call is followed by a scrub of the
 //! stack below the caller: as deep as the engine's frame measured at run
-//! time ([`scrub_below`]), or a fixed depth where `tests/stack_residue.rs`
+//! time ([`Frame`], the guard every engine's caller takes), or a fixed
+//! depth where `tests/stack_residue.rs`
 //! shows one suffices. Key setup is scrubbed the same way
 //! ([`SetupStack`]). The base provider's own code is scrubbed only where a
 //! key opts in (`Hardening::scrub_base_stack`). Every fixed depth is here,
@@ -85,7 +86,14 @@ const SCRUB_MARGIN: usize = 256;
 /// so the depth follows the frame the compiler made at whatever opt-level.
 #[inline(always)]
 pub(crate) fn scrub_below(top: usize, bottom: usize) {
-    scrub_stack_to(top.saturating_sub(bottom) + SCRUB_MARGIN);
+    scrub_stack_to(measured_depth(top, bottom));
+}
+
+/// The depth [`scrub_below`] and [`Frame::reached`] scrub: from `top` down
+/// to `bottom`, and [`SCRUB_MARGIN`] below that.
+#[inline(always)]
+fn measured_depth(top: usize, bottom: usize) -> usize {
+    top.saturating_sub(bottom) + SCRUB_MARGIN
 }
 
 /// The frames of a call into an engine's entry point, scrubbed when this
@@ -114,7 +122,7 @@ impl Frame {
     /// The call's entry point had its stack pointer at `bottom`.
     #[inline(always)]
     pub(crate) fn reached(&mut self, bottom: usize) {
-        self.at_least(self.top.saturating_sub(bottom) + SCRUB_MARGIN);
+        self.at_least(measured_depth(self.top, bottom));
     }
 
     /// Scrub at least `depth` bytes below the caller.

@@ -85,22 +85,15 @@ pub(super) unsafe fn batch<
                 }
             }};
         }
-        if (V::BLOCKS == 2 && HOIST) || V::UNROLL_ROUNDS {
-            // Unrolled for the ymm seals that hoist their keys (4 KiB and
-            // up): as a loop, LLVM kept their rounds a run-time loop, with
-            // its counter, branches and the running sums reloaded every
-            // round. Opens, shorter seals and zmm seals are slower unrolled
-            // (docs/decisions.md, "Round loop"). Unrolled too on lane types
-            // that ask for it (`Lanes::UNROLL_ROUNDS`).
-            macro_rules! rounds {
-                ($($r:literal)*) => { $( if $r < NR { round!($r); } )* };
-            }
-            rounds!(1 2 3 4 5 6 7 8 9 10 11 12 13);
-        } else {
-            for r in 1..NR {
-                round!(r);
-            }
-        }
+        // Unrolled for the ymm seals that hoist their keys (4 KiB and up):
+        // as a loop, LLVM kept their rounds a run-time loop, with its
+        // counter, branches and the running sums reloaded every round.
+        // Opens, shorter seals and zmm seals are slower unrolled
+        // (docs/decisions.md, "Round loop"). Unrolled too on lane types that
+        // ask for it (`Lanes::UNROLL_ROUNDS`).
+        each_round!((V::BLOCKS == 2 && HOIST) || V::UNROLL_ROUNDS, NR, |r| {
+            round!(r);
+        });
         if let Some((h, hash_regs)) = hash {
             for j in NR..=hash_regs {
                 ghash_step(key, &mut sum, h, hash_regs - j, hash_regs, acc, halves);

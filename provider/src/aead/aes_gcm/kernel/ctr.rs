@@ -1,5 +1,6 @@
-//! AES-CTR: blocks and keystream side by side on xmm (short records,
-//! tails), with an optional extra block under other round keys.
+//! AES-CTR: blocks and keystream side by side, one block per register
+//! (short records, tails), with an optional extra block under other round
+//! keys.
 
 use super::super::arch::{self, Block};
 
@@ -20,7 +21,8 @@ pub(super) unsafe fn encrypt_block<const NR: usize>(rk: &[Block; 15], x: Block) 
     }
 }
 
-/// `N` AES blocks side by side (xmm), for short records and tails.
+/// `N` AES blocks side by side (one per register), for short records and
+/// tails.
 #[inline(always)]
 pub(super) unsafe fn encrypt_blocks<
     V: Lanes,

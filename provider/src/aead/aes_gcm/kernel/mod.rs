@@ -18,8 +18,8 @@
 //! Karatsuba (three carry-less multiplies per block).
 //!
 //! Data flow of one seal, one batch per iteration (`Lanes::REGS` registers:
-//! 128 bytes on xmm and ymm, 512 on zmm): AES-CTR of batch i runs
-//! interleaved with GHASH of batch i−1 (stored ciphertext), one reduction per
+//! 128 bytes on xmm and NEON, 256 on ymm, 512 on zmm): AES-CTR of batch i
+//! runs interleaved with GHASH of batch i−1 (stored ciphertext), one reduction per
 //! batch; then a half batch if that much is left; then the tail and the
 //! length block with one more reduction. Open hashes the batch it decrypts.
 //! Records under 128 bytes take a short path: E(J0) and all keystream

@@ -135,7 +135,7 @@ pub(super) unsafe fn crypt<
             };
             acc = acc_main;
             // The tail's whole registers on the lane type (wide lanes: at
-            // most 3, the tail being under half a batch), the rest on xmm.
+            // most 3, the tail being under half a batch), the rest one block per register.
             let wide = if V::BLOCKS > 1 {
                 (n - tail_start) / (V::BLOCKS * 16)
             } else {
