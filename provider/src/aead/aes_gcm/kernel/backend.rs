@@ -27,7 +27,18 @@ pub(crate) unsafe trait Entry<const NR: usize> {
         key: &[u8],
         stack: &mut SetupStack,
     );
+    /// A seal of fewer than `Lanes::HOIST_SEAL_FROM` bytes.
     unsafe fn seal(
+        key: &Self::Data,
+        nonce: &[u8; NONCE_LEN],
+        aad: &[u8],
+        src: &[u8],
+        buf: &mut [u8],
+    ) -> ([u8; TAG_LEN], usize);
+    /// A seal of at least `Lanes::HOIST_SEAL_FROM` bytes: a frame of its
+    /// own, so that the shorter seals' frame (scrubbed after each record)
+    /// holds none of the hoisting loop's spill slots.
+    unsafe fn seal_hoisted(
         key: &Self::Data,
         nonce: &[u8; NONCE_LEN],
         aad: &[u8],
@@ -103,7 +114,13 @@ impl<E: Entry<NR>, const NR: usize> Key<E, NR> {
     ) -> [u8; TAG_LEN] {
         let mut frame = Frame::enter();
         // SAFETY: a `Key` exists only where `new` detected the features.
-        let (tag, bottom) = unsafe { E::seal(&self.0, nonce, aad, src, buf) };
+        let (tag, bottom) = unsafe {
+            if buf.len() >= <E::Lanes as Lanes>::HOIST_SEAL_FROM {
+                E::seal_hoisted(&self.0, nonce, aad, src, buf)
+            } else {
+                E::seal(&self.0, nonce, aad, src, buf)
+            }
+        };
         Self::scrub_seal(&mut frame, buf.len(), bottom);
         tag
     }
@@ -219,7 +236,38 @@ macro_rules! backend {
                 let bottom = $crate::aead::secret::stack_pointer();
                 // SAFETY: this entry point enables the kernel's features (the block
                 // features and the lane type's), and the caller detected them.
-                let tag = unsafe { $crate::aead::aes_gcm::kernel::seal(key, nonce, aad, src, buf) };
+                let tag = unsafe {
+                    $crate::aead::aes_gcm::kernel::seal::<
+                        _,
+                        NR,
+                        $powers,
+                        $hx,
+                        { $crate::aead::aes_gcm::kernel::NEVER },
+                    >(key, nonce, aad, src, buf)
+                };
+                (tag, bottom)
+            }
+
+            #[target_feature(enable = $features)]
+            unsafe fn seal_hoisted(
+                key: &KeyData<NR>,
+                nonce: &[u8; $crate::aead::NONCE_LEN],
+                aad: &[u8],
+                src: &[u8],
+                buf: &mut [u8],
+            ) -> ([u8; $crate::aead::TAG_LEN], usize) {
+                // This frame's bottom, for the scrub after the call.
+                let bottom = $crate::aead::secret::stack_pointer();
+                // SAFETY: as `seal`.
+                let tag = unsafe {
+                    $crate::aead::aes_gcm::kernel::seal::<
+                        _,
+                        NR,
+                        $powers,
+                        $hx,
+                        { $crate::aead::aes_gcm::kernel::ALWAYS },
+                    >(key, nonce, aad, src, buf)
+                };
                 (tag, bottom)
             }
 

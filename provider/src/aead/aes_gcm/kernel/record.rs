@@ -23,6 +23,7 @@ pub(super) unsafe fn crypt<
     const P: usize,
     const X: usize,
     const EXTRA: bool,
+    const HOIST: u8,
 >(
     key: &KeyData<V, NR, P, X>,
     j0: Block,
@@ -94,7 +95,7 @@ pub(super) unsafe fn crypt<
                 // round keys and hash powers hoisted out of the batch loop
                 // (and spilled: the caller scrubs the stack, see
                 // `Lanes::HOIST_SEAL_FROM`).
-                Direction::Seal if n >= V::HOIST_SEAL_FROM => seal_batches::<V, NR, P, X, true>(
+                Direction::Seal if hoists::<V, HOIST>(n) => seal_batches::<V, NR, P, X, true>(
                     key,
                     ctr,
                     acc,
@@ -260,6 +261,27 @@ unsafe fn wide_tail<V: Lanes, const NR: usize, const P: usize, const X: usize, c
     }
 }
 
+/// Which seal batch loop a seal compiles (`crypt`'s `HOIST`): the one that
+/// reloads round keys and powers (`NEVER`), the one that hoists them
+/// (`ALWAYS`), or both, chosen by length (`BY_LENGTH`, at
+/// `Lanes::HOIST_SEAL_FROM`). The backends' seal entry points are split by
+/// length so that each frame holds one loop's spill slots: with both, the
+/// ymm seal's frame was 2 KiB and its scrub after every record 2.5 KiB
+/// (docs/decisions.md, "AES-GCM batches").
+pub(crate) const NEVER: u8 = 0;
+pub(crate) const ALWAYS: u8 = 1;
+pub(crate) const BY_LENGTH: u8 = 2;
+
+/// Whether a seal of `n` bytes compiled with `HOIST` hoists.
+#[inline(always)]
+fn hoists<V: Lanes, const HOIST: u8>(n: usize) -> bool {
+    match HOIST {
+        NEVER => false,
+        ALWAYS => true,
+        _ => n >= V::HOIST_SEAL_FROM,
+    }
+}
+
 /// A block to encrypt under other AES round keys (with the same round
 /// count) alongside a seal: the 16 bytes at offset `at` of
 /// ciphertext ‖ tag.
@@ -278,14 +300,21 @@ fn load_round_keys(rk: &[[u8; 16]; 15]) -> [Block; 15] {
     out
 }
 
-/// Seal with lane type `V` and `NR` AES rounds.
+/// Seal with lane type `V` and `NR` AES rounds; `HOIST` says which batch
+/// loop it compiles ([`hoists`]).
 ///
 /// # Safety
 /// The CPU has the block features and `V`'s features (the module's
 /// contract: the backends call this from their `#[target_feature]` entry
 /// points).
 #[inline(always)]
-pub(crate) unsafe fn seal<V: Lanes, const NR: usize, const P: usize, const X: usize>(
+pub(crate) unsafe fn seal<
+    V: Lanes,
+    const NR: usize,
+    const P: usize,
+    const X: usize,
+    const HOIST: u8,
+>(
     key: &KeyData<V, NR, P, X>,
     nonce: &[u8; NONCE_LEN],
     aad: &[u8],
@@ -294,7 +323,9 @@ pub(crate) unsafe fn seal<V: Lanes, const NR: usize, const P: usize, const X: us
 ) -> [u8; TAG_LEN] {
     // SAFETY: `crypt` needs only the CPU features, which this fn's contract
     // provides; it checks every length it relies on.
-    unsafe { crypt::<V, NR, P, X, false>(key, j0(nonce), aad, src, buf, Direction::Seal, None).0 }
+    unsafe {
+        crypt::<V, NR, P, X, false, HOIST>(key, j0(nonce), aad, src, buf, Direction::Seal, None).0
+    }
 }
 
 /// Seal, and encrypt the 16 bytes at `extra.at` of ciphertext ‖ tag under
@@ -315,7 +346,15 @@ pub(crate) unsafe fn seal_with_block<V: Lanes, const NR: usize, const P: usize, 
     // SAFETY: as for `seal`; `crypt` loads the extra block from `buf` only when
     // `at <= tail_start - 16`, within the batches it wrote.
     unsafe {
-        crypt::<V, NR, P, X, true>(key, j0(nonce), aad, &[], buf, Direction::Seal, Some(extra))
+        crypt::<V, NR, P, X, true, BY_LENGTH>(
+            key,
+            j0(nonce),
+            aad,
+            &[],
+            buf,
+            Direction::Seal,
+            Some(extra),
+        )
     }
 }
 
@@ -335,7 +374,7 @@ pub(crate) unsafe fn seal_with_j0<V: Lanes, const NR: usize, const P: usize, con
 ) -> [u8; TAG_LEN] {
     // SAFETY: as for `seal`; `j0` is a 16-byte array.
     unsafe {
-        crypt::<V, NR, P, X, false>(
+        crypt::<V, NR, P, X, false, BY_LENGTH>(
             key,
             Block::loadu(j0.as_ptr()).bswap(),
             aad,
@@ -364,8 +403,15 @@ pub(crate) unsafe fn open<V: Lanes, const NR: usize, const P: usize, const X: us
 ) -> bool {
     // SAFETY: as for `seal`.
     unsafe {
-        let (expected, _) =
-            crypt::<V, NR, P, X, false>(key, j0(nonce), aad, &[], buf, Direction::Open, None);
+        let (expected, _) = crypt::<V, NR, P, X, false, BY_LENGTH>(
+            key,
+            j0(nonce),
+            aad,
+            &[],
+            buf,
+            Direction::Open,
+            None,
+        );
         if ct_eq(&expected, tag) {
             true
         } else {
