@@ -42,27 +42,49 @@ pub(crate) fn stack_pointer() -> usize {
 /// there and what the base provider's C code left. Each caller's `N` covers
 /// the deepest secret `tests/stack_residue.rs` finds below it, with room to
 /// spare; that test fails if one is left.
-///
-/// Safe code: a local array the size of the region, in a frame of its
-/// own, zeroed in pieces of at most [`SCRUB_PIECE`] bytes, each kept by
-/// `black_box` (the stores cannot be elided, nor merged into one `memset`).
-#[inline(never)]
+#[inline(always)]
 pub(crate) fn scrub_stack<const N: usize>() {
-    let mut dead = [const { core::mem::MaybeUninit::<u8>::uninit() }; N];
-    for piece in dead.chunks_mut(SCRUB_PIECE) {
-        piece.fill(core::mem::MaybeUninit::new(0));
-        core::hint::black_box(piece);
+    // Two pieces from 2 to 4 KiB; one `memset` below and above (the larger
+    // fixed depths are opt-in `Base`'s).
+    if N <= SCRUB_PIECE || N > 2 * SCRUB_PIECE {
+        zeroed::<N>();
+    } else {
+        zeroed_in_two::<N>();
     }
 }
 
-/// The largest piece [`scrub_stack`] zeroes with one `memset`: glibc's
-/// switches from vector stores to `rep stosb` above 2 KiB, which on AMD
-/// Zen 5 takes 21.5 ns for 2.5 KiB where two pieces take 11.3, and 42 ns
-/// for 6 KiB against 29 (docs/security.md, "What wiping costs").
+/// The largest region one `memset` zeroes: glibc's switches from vector
+/// stores to `rep stosb` above 2 KiB, which on AMD Zen 5 takes 21.5 ns for
+/// 2.5 KiB where 2 KiB and 0.5 KiB in two calls take 11.3
+/// (docs/security.md, "What wiping costs").
 const SCRUB_PIECE: usize = 2048;
 
+/// Safe code: a zeroed local array of `N` bytes, kept by `black_box` (the
+/// stores cannot be elided), in a frame of its own just below the caller's.
+#[inline(never)]
+fn zeroed<const N: usize>() {
+    let mut dead = [0u8; N];
+    core::hint::black_box(&mut dead);
+}
+
+/// [`zeroed`] of `N` bytes (2 to 4 KiB) by two `memset` calls, the first
+/// [`SCRUB_PIECE`] bytes then the rest, straight-line in one frame. (A
+/// loop over pieces kept its cursor in more callee-saved registers, which
+/// it saved into the scrubbed region, where the stack-residue test found
+/// a caller's key bytes under qemu-aarch64; two nested frames left the
+/// upper frame's alignment padding unwritten in the middle of the region.)
+#[inline(never)]
+fn zeroed_in_two<const N: usize>() {
+    let mut dead = [const { core::mem::MaybeUninit::<u8>::uninit() }; N];
+    let (first, rest) = dead.split_at_mut(SCRUB_PIECE);
+    first.fill(core::mem::MaybeUninit::new(0));
+    core::hint::black_box(&mut *first);
+    rest.fill(core::mem::MaybeUninit::new(0));
+    core::hint::black_box(rest);
+}
+
 /// [`scrub_stack`] at least `depth` bytes deep, for a depth measured at run
-/// time, in constant-size steps (512 bytes apart up to 3 KiB, then 4, 8,
+/// time, in constant-size steps (512 bytes apart up to 4 KiB, then 8,
 /// 16 and 64 KiB). Optimised engine frames are 1–2.5 KiB (opt-levels 2 and
 /// 3); the steps from 8 KiB on are for unoptimised and sanitizer builds
 /// (the fuzz targets'), whose frames are far larger. A depth past 64 KiB
@@ -72,16 +94,17 @@ const SCRUB_PIECE: usize = 2048;
 #[inline(always)]
 pub(crate) fn scrub_stack_to(depth: usize) {
     match depth {
-        0..=512 => scrub_stack::<512>(),
-        513..=1024 => scrub_stack::<1024>(),
-        1025..=1536 => scrub_stack::<1536>(),
-        1537..=2048 => scrub_stack::<2048>(),
-        2049..=2560 => scrub_stack::<2560>(),
-        2561..=3072 => scrub_stack::<3072>(),
-        3073..=4096 => scrub_stack::<4096>(),
-        4097..=8192 => scrub_stack::<8192>(),
-        8193..=16384 => scrub_stack::<16384>(),
-        _ => scrub_stack::<65536>(),
+        0..=512 => zeroed::<512>(),
+        513..=1024 => zeroed::<1024>(),
+        1025..=1536 => zeroed::<1536>(),
+        1537..=2048 => zeroed::<2048>(),
+        2049..=2560 => zeroed_in_two::<2560>(),
+        2561..=3072 => zeroed_in_two::<3072>(),
+        3073..=3584 => zeroed_in_two::<3584>(),
+        3585..=4096 => zeroed_in_two::<4096>(),
+        4097..=8192 => zeroed::<8192>(),
+        8193..=16384 => zeroed::<16384>(),
+        _ => zeroed::<65536>(),
     }
 }
 
