@@ -2,7 +2,7 @@
 //! `backend!` implements for each backend) and the key type over them,
 //! written once ([`Key`]).
 
-use super::{scrub_batches, Extra, Lanes, RoundKeys};
+use super::{scrub_batches, Extra, Lanes, RoundKeys, ALWAYS, NEVER};
 use crate::aead::secret::{self, Frame, SetupStack};
 use crate::aead::{OpenError, NONCE_LEN, TAG_LEN};
 
@@ -27,18 +27,12 @@ pub(crate) unsafe trait Entry<const NR: usize> {
         key: &[u8],
         stack: &mut SetupStack,
     );
-    /// A seal of fewer than `Lanes::HOIST_SEAL_FROM` bytes.
-    unsafe fn seal(
-        key: &Self::Data,
-        nonce: &[u8; NONCE_LEN],
-        aad: &[u8],
-        src: &[u8],
-        buf: &mut [u8],
-    ) -> ([u8; TAG_LEN], usize);
-    /// A seal of at least `Lanes::HOIST_SEAL_FROM` bytes: a frame of its
-    /// own, so that the shorter seals' frame (scrubbed after each record)
-    /// holds none of the hoisting loop's spill slots.
-    unsafe fn seal_hoisted(
+    /// A seal compiled with one batch loop (`HOIST`, `record.rs`): `NEVER`
+    /// for seals of fewer than `Lanes::HOIST_SEAL_FROM` bytes, `ALWAYS` for
+    /// the rest, each instance a frame of its own, so that the shorter
+    /// seals' frame (scrubbed after each record) holds none of the
+    /// hoisting loop's spill slots.
+    unsafe fn seal<const HOIST: u8>(
         key: &Self::Data,
         nonce: &[u8; NONCE_LEN],
         aad: &[u8],
@@ -116,9 +110,9 @@ impl<E: Entry<NR>, const NR: usize> Key<E, NR> {
         // SAFETY: a `Key` exists only where `new` detected the features.
         let (tag, bottom) = unsafe {
             if buf.len() >= <E::Lanes as Lanes>::HOIST_SEAL_FROM {
-                E::seal_hoisted(&self.0, nonce, aad, src, buf)
+                E::seal::<ALWAYS>(&self.0, nonce, aad, src, buf)
             } else {
-                E::seal(&self.0, nonce, aad, src, buf)
+                E::seal::<NEVER>(&self.0, nonce, aad, src, buf)
             }
         };
         Self::scrub_seal(&mut frame, buf.len(), bottom);
@@ -225,7 +219,7 @@ macro_rules! backend {
             }
 
             #[target_feature(enable = $features)]
-            unsafe fn seal(
+            unsafe fn seal<const HOIST: u8>(
                 key: &KeyData<NR>,
                 nonce: &[u8; $crate::aead::NONCE_LEN],
                 aad: &[u8],
@@ -237,36 +231,9 @@ macro_rules! backend {
                 // SAFETY: this entry point enables the kernel's features (the block
                 // features and the lane type's), and the caller detected them.
                 let tag = unsafe {
-                    $crate::aead::aes_gcm::kernel::seal::<
-                        _,
-                        NR,
-                        $powers,
-                        $hx,
-                        { $crate::aead::aes_gcm::kernel::NEVER },
-                    >(key, nonce, aad, src, buf)
-                };
-                (tag, bottom)
-            }
-
-            #[target_feature(enable = $features)]
-            unsafe fn seal_hoisted(
-                key: &KeyData<NR>,
-                nonce: &[u8; $crate::aead::NONCE_LEN],
-                aad: &[u8],
-                src: &[u8],
-                buf: &mut [u8],
-            ) -> ([u8; $crate::aead::TAG_LEN], usize) {
-                // This frame's bottom, for the scrub after the call.
-                let bottom = $crate::aead::secret::stack_pointer();
-                // SAFETY: as `seal`.
-                let tag = unsafe {
-                    $crate::aead::aes_gcm::kernel::seal::<
-                        _,
-                        NR,
-                        $powers,
-                        $hx,
-                        { $crate::aead::aes_gcm::kernel::ALWAYS },
-                    >(key, nonce, aad, src, buf)
+                    $crate::aead::aes_gcm::kernel::seal::<_, NR, $powers, $hx, HOIST>(
+                        key, nonce, aad, src, buf,
+                    )
                 };
                 (tag, bottom)
             }

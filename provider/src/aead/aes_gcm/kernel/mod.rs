@@ -81,7 +81,8 @@ pub(super) use lanes::BatchKeys;
 pub(super) use lanes::Lanes;
 #[cfg(test)]
 pub(super) use record::seal_with_j0;
-pub(super) use record::{open, seal, seal_with_block, Extra, ALWAYS, NEVER};
+pub(super) use record::{open, seal, seal_with_block, Extra};
+use record::{ALWAYS, NEVER};
 pub(super) use setup::expand;
 pub(crate) use setup::RoundKeys;
 
