@@ -19,7 +19,7 @@ use std::collections::HashMap;
 
 use aes::cipher::{BlockCipherEncrypt, KeyInit};
 use chacha20::cipher::{KeyIvInit, StreamCipher, StreamCipherSeek};
-use rustls_fusion::aead::audit::dead_stack;
+use rustls_fusion::aead::audit::{dead_stack, stack_pointer};
 use rustls_fusion::aead::{Aes128Gcm, Aes256Gcm, Backend, ChaCha20Poly1305, Hardening};
 
 /// How much dead stack to search: far more than any of these calls uses.
@@ -41,6 +41,33 @@ fn residue<T: Send + 'static>(op: impl FnOnce() -> T + Send + 'static) -> (T, Ve
             // SAFETY: this thread's stack is 1 MiB; `clear_below` and the
             // operation used well under that, and `dead` is 64 KiB.
             unsafe { dead_stack(&mut dead) };
+            (out, dead)
+        })
+        .unwrap()
+        .join()
+        .unwrap()
+}
+
+/// As [`residue`], but what is returned is only the dead stack below
+/// `op`'s own frame (`op` is given where to write its stack pointer, and
+/// writes it first): the frames of what `op` called. The copies `op` makes
+/// itself (a by-value argument built in its frame) are the caller's, not
+/// the callee's, and are left out.
+fn residue_of_calls<T: Send + 'static>(
+    op: impl FnOnce(&mut usize) -> T + Send + 'static,
+) -> (T, Vec<u8>) {
+    std::thread::Builder::new()
+        .stack_size(1 << 20)
+        .spawn(move || {
+            let mut dead = vec![0u8; DEAD];
+            clear_below();
+            let top = stack_pointer();
+            let mut below = 0;
+            let out = call(|| op(&mut below));
+            // SAFETY: as in `residue`.
+            unsafe { dead_stack(&mut dead) };
+            let keep = DEAD - (top - below).min(DEAD);
+            dead.truncate(keep);
             (out, dead)
         })
         .unwrap()
@@ -742,39 +769,52 @@ fn no_quic_key_material_left_on_the_stack() {
     assert_none_found(&failures);
 }
 
+/// A provider with `aes` or ChaCha20 suites pinned to backend `b`.
+fn provider_on(aes: bool, b: Backend) -> rustls::crypto::CryptoProvider {
+    let builder = rustls_fusion::ProviderBuilder::new().hardening(hardening(b));
+    let builder = if aes {
+        builder.aes_gcm(b)
+    } else {
+        builder.chacha20_poly1305(b)
+    };
+    builder.build().expect("a backend this CPU runs")
+}
+
+/// Our suites with 32-byte keys, which `AeadKey::from` makes (AES-128-GCM
+/// keys go through the same generic setup as AES-256-GCM's): (suite, AES,
+/// backends).
+fn rustls_suites(tls13: bool) -> Vec<(rustls::CipherSuite, bool, Vec<Backend>)> {
+    use rustls::CipherSuite as S;
+    let (aes, chacha) = if tls13 {
+        (
+            S::TLS13_AES_256_GCM_SHA384,
+            S::TLS13_CHACHA20_POLY1305_SHA256,
+        )
+    } else {
+        (
+            S::TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,
+            S::TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256,
+        )
+    };
+    vec![
+        (aes, true, Aes256Gcm::backends()),
+        (chacha, false, ChaCha20Poly1305::backends()),
+    ]
+}
+
 /// QUIC keys made through rustls (`quic::Algorithm::packet_key` and
-/// `header_protection_key`; AES-256-GCM and ChaCha20-Poly1305, whose keys
-/// `AeadKey::from` makes), whose engine keys our provider builds inline
-/// in the box it returns: for every suite and backend, searched for what
-/// key setup derives (round keys after the first, H and its powers; for
-/// ChaCha20 the broadcast key words). Not the raw key: rustls passes it by
-/// value, so the caller's frames hold copies of it that are not ours.
+/// `header_protection_key`), which our provider builds in the one box it
+/// returns (the ChaCha20 words inline in it): for every suite and
+/// backend, the frames below the call are searched for the raw key and
+/// everything setup derives from it. rustls passes the key by value, a
+/// copy in the caller's frame, which `residue_of_calls` leaves out.
 #[test]
 fn no_rustls_quic_key_material_left_on_the_stack() {
     use rustls::crypto::cipher::{AeadKey, Iv};
-    use rustls::CipherSuite;
-    let suites = [
-        (
-            CipherSuite::TLS13_AES_256_GCM_SHA384,
-            true,
-            Aes256Gcm::backends(),
-        ),
-        (
-            CipherSuite::TLS13_CHACHA20_POLY1305_SHA256,
-            false,
-            ChaCha20Poly1305::backends(),
-        ),
-    ];
     let mut failures = Vec::new();
-    for (id, aes, backends) in suites {
+    for (id, aes, backends) in rustls_suites(true) {
         for (bi, b) in backends.into_iter().enumerate() {
-            let builder = rustls_fusion::ProviderBuilder::new().hardening(hardening(b));
-            let builder = if aes {
-                builder.aes_gcm(b)
-            } else {
-                builder.chacha20_poly1305(b)
-            };
-            let provider = builder.build().expect("a backend this CPU runs");
+            let provider = provider_on(aes, b);
             let quic = provider
                 .cipher_suites
                 .iter()
@@ -783,21 +823,66 @@ fn no_rustls_quic_key_material_left_on_the_stack() {
                 .and_then(|s| s.quic)
                 .expect("a QUIC-capable TLS 1.3 suite");
             let key = random_bytes(32, 0x9a + bi as u64);
-            let mut secrets = key_secrets(aes, &key);
-            secrets
-                .0
-                .retain(|(name, _)| !name.starts_with("key[") && !name.starts_with("round key 0["));
-            let k: [u8; 32] = key.try_into().unwrap();
-            let (keys, dead) = residue(move || {
+            let k: [u8; 32] = key.clone().try_into().unwrap();
+            let (keys, dead) = residue_of_calls(move |below| {
+                *below = stack_pointer();
                 let hp = quic.header_protection_key(AeadKey::from(k));
                 let packet = quic.packet_key(AeadKey::from(k), Iv::new([7; 12]));
                 (hp, packet)
             });
-            for f in secrets.found_in(&dead) {
+            for f in key_secrets(aes, &key).found_in(&dead) {
                 failures.push(format!("rustls QUIC {id:?} {b} key setup: {f}"));
             }
             drop(keys);
             println!("rustls QUIC {id:?}: dead stack searched on {b}");
+        }
+    }
+    assert_none_found(&failures);
+}
+
+/// TLS record keys made through rustls (`encrypter` and `decrypter` of
+/// every TLS 1.3 and TLS 1.2 suite), each built with its holder in one
+/// box: searched as the QUIC keys are, on every backend.
+#[test]
+fn no_rustls_record_key_material_left_on_the_stack() {
+    use rustls::crypto::cipher::{AeadKey, Iv};
+    use rustls::SupportedCipherSuite;
+    let mut failures = Vec::new();
+    for tls13 in [true, false] {
+        for (id, aes, backends) in rustls_suites(tls13) {
+            for (bi, b) in backends.into_iter().enumerate() {
+                let provider = provider_on(aes, b);
+                let suite = *provider
+                    .cipher_suites
+                    .iter()
+                    .find(|s| s.suite() == id)
+                    .expect("the suite");
+                let key = random_bytes(32, 0x7c + bi as u64);
+                let k: [u8; 32] = key.clone().try_into().unwrap();
+                let (keys, dead) = residue_of_calls(move |below| {
+                    *below = stack_pointer();
+                    let key = || AeadKey::from(k);
+                    match suite {
+                        SupportedCipherSuite::Tls13(s) => (
+                            s.aead_alg.encrypter(key(), Iv::new([7; 12])),
+                            s.aead_alg.decrypter(key(), Iv::new([7; 12])),
+                        ),
+                        SupportedCipherSuite::Tls12(s) => {
+                            let iv = [7u8; 12];
+                            let iv = &iv[..s.aead_alg.key_block_shape().fixed_iv_len];
+                            (
+                                s.aead_alg.encrypter(key(), iv, &[9; 8]),
+                                s.aead_alg.decrypter(key(), iv),
+                            )
+                        }
+                    }
+                });
+                for f in key_secrets(aes, &key).found_in(&dead) {
+                    failures.push(format!("rustls {id:?} {b} record key setup: {f}"));
+                }
+                drop(keys);
+                println!("rustls {id:?}: dead stack searched on {b}");
+            }
         }
     }
     assert_none_found(&failures);

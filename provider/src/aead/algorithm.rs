@@ -3,8 +3,8 @@
 //! TLS record layer and QUIC build per traffic key.
 
 use super::{
-    Aes128Gcm, Aes256Gcm, Backend, BlockKey, ChaCha20Poly1305, Hardening, OpenError, NONCE_LEN,
-    TAG_LEN,
+    secret, Aes128Gcm, Aes256Gcm, Backend, BlockKey, ChaCha20Poly1305, Hardening, OpenError,
+    NONCE_LEN, TAG_LEN,
 };
 
 /// An AEAD algorithm, with the block function that goes with it in QUIC
@@ -95,6 +95,52 @@ impl AnyKey {
                 backend,
                 hardening,
             )?),
+        })
+    }
+
+    /// `wrap` of the key on `backend` (or on the best this CPU runs where
+    /// it is `None`), boxed: the box is allocated first, then key and
+    /// holder are made and written into it in one setup frame, scrubbed
+    /// after ([`secret::set_up`]). So a ChaCha20-Poly1305 key keeps its
+    /// words inline (`ChaCha20Poly1305::held`): one allocation for holder
+    /// and key, and what moving them leaves lies within that scrub.
+    /// `None` if `backend` cannot run here for `alg`.
+    ///
+    /// # Panics
+    /// If `key` is not `alg.key_len()` bytes.
+    #[inline(always)]
+    pub(crate) fn boxed_in<T>(
+        alg: Algorithm,
+        key: &[u8],
+        backend: Option<Backend>,
+        hardening: Hardening,
+        wrap: impl FnOnce(Self) -> T,
+    ) -> Option<Box<T>> {
+        const LEN: &str = "key length matches the algorithm";
+        let backend = backend.unwrap_or_else(|| alg.best_backend());
+        secret::set_up(backend, hardening, |stack| {
+            let slot = Box::<T>::new_uninit();
+            let made = match alg {
+                Algorithm::Aes128Gcm => Self::Aes128Gcm(Aes128Gcm::build(
+                    key.try_into().expect(LEN),
+                    backend,
+                    hardening,
+                    stack,
+                )?),
+                Algorithm::Aes256Gcm => Self::Aes256Gcm(Aes256Gcm::build(
+                    key.try_into().expect(LEN),
+                    backend,
+                    hardening,
+                    stack,
+                )?),
+                Algorithm::ChaCha20Poly1305 => Self::ChaCha20Poly1305(ChaCha20Poly1305::held(
+                    key.try_into().expect(LEN),
+                    backend,
+                    hardening,
+                    stack,
+                )?),
+            };
+            Some(Box::write(slot, wrap(made)))
         })
     }
 

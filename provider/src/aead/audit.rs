@@ -134,3 +134,11 @@ pub unsafe fn dead_stack(out: &mut [u8]) {
     #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
     out.fill(0);
 }
+
+/// The caller's stack pointer (inlined: "the caller" is the function that
+/// calls this), for a test that searches only the dead stack below one of
+/// its own frames: the frames of what that function called.
+#[inline(always)]
+pub fn stack_pointer() -> usize {
+    super::secret::stack_pointer()
+}

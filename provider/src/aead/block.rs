@@ -20,6 +20,8 @@ use ring::aead::quic as base_quic;
 use super::aes_gcm::{ExtraKeys, RoundKeys};
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 use super::chacha20_poly1305::Blocks;
+use core::mem::MaybeUninit;
+
 use super::secret::SetupStack;
 use super::{Algorithm, Backend, Hardening, TAG_LEN};
 
@@ -40,39 +42,45 @@ pub(crate) enum BlockKey {
 }
 
 impl BlockKey {
-    /// `wrap` of the key for `alg`'s block function on the engine family of
-    /// `backend` (the backend of the AEAD it goes with), boxed: our AES-NI
-    /// code for the x86 AES-GCM backends, the ChaCha20 engine's width for
-    /// the x86 ChaCha20 backends, the base provider's for `Base` and
-    /// wherever ours cannot run. Key, holder and box are made in one setup
-    /// frame, scrubbed after ([`super::secret::set_up`]): moving the
-    /// inline key into the box leaves no copy outside that scrub.
+    /// The key for `alg`'s block function on the engine family of
+    /// `backend` (the backend of the AEAD it goes with), in a box of its
+    /// own: our AES-NI code for the x86 AES-GCM backends, the ChaCha20
+    /// engine's width for the x86 ChaCha20 backends, the base provider's
+    /// for `Base` and wherever ours cannot run. The box is allocated first
+    /// and the key written into it in one setup frame, scrubbed after
+    /// ([`super::secret::set_up`]): no key word is live across the
+    /// allocation, and what the write leaves lies within that scrub.
     ///
     /// # Panics
     /// If `key` is not `alg.key_len()` bytes.
     #[inline(always)]
-    pub(crate) fn boxed<T>(
+    pub(crate) fn boxed(
         alg: Algorithm,
         key: &[u8],
         backend: Backend,
         hardening: Hardening,
-        wrap: impl FnOnce(Self) -> T,
-    ) -> Box<T> {
+    ) -> Box<Self> {
         assert_eq!(key.len(), alg.key_len(), "block key length");
         super::secret::set_up(backend, hardening, |stack| {
-            let made = match Self::ours(alg, key, backend, stack) {
-                Some(k) => k,
-                None => Self::base(alg, key, hardening),
-            };
-            Box::new(wrap(made))
+            let slot = Box::<Self>::new_uninit();
+            Self::ours(slot, alg, key, backend, stack)
+                .unwrap_or_else(|slot| Box::write(slot, Self::base(alg, key, hardening)))
         })
     }
 
-    /// Our block function for `backend`'s engine family, if it runs here.
-    /// Never inlined, as [`Self::base`] is: the base provider's key is a
-    /// large temporary, which in the setup frame would deepen its scrub.
-    #[inline(never)]
-    fn ours(alg: Algorithm, key: &[u8], backend: Backend, stack: &mut SetupStack) -> Option<Self> {
+    /// Our block function for `backend`'s engine family, written into
+    /// `slot`, if it runs here (else `slot` back). Inlined into the setup
+    /// frame, and each variant written on its own (a write of the joined
+    /// value copied the whole enum through a temporary); [`Self::base`],
+    /// whose key is a large temporary that would deepen the scrub, is not.
+    #[inline(always)]
+    fn ours(
+        slot: Box<MaybeUninit<Self>>,
+        alg: Algorithm,
+        key: &[u8],
+        backend: Backend,
+        stack: &mut SetupStack,
+    ) -> Result<Box<Self>, Box<MaybeUninit<Self>>> {
         #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
         let aes = matches!(
             backend,
@@ -84,20 +92,44 @@ impl BlockKey {
         );
         match alg {
             #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-            Algorithm::Aes128Gcm if aes => RoundKeys::new(key, stack).map(Self::Aes128),
-            #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-            Algorithm::Aes256Gcm if aes => RoundKeys::new(key, stack).map(Self::Aes256),
+            Algorithm::Aes128Gcm | Algorithm::Aes256Gcm if aes => Self::aes(slot, alg, key, stack),
             #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
             Algorithm::ChaCha20Poly1305 => {
                 let key = key.try_into().expect("32-byte key");
-                Blocks::new(key, backend, stack).map(Self::ChaCha20)
+                match Blocks::new(key, backend, stack) {
+                    Some(k) => Ok(Box::write(slot, Self::ChaCha20(k))),
+                    None => Err(slot),
+                }
             }
             // No block function of ours for this algorithm or backend here
             // (on other targets, none at all).
             _ => {
                 let _ = (key, backend, stack);
-                None
+                Err(slot)
             }
+        }
+    }
+
+    /// Our AES round keys into `slot`, in a frame of their own (the
+    /// schedule's temporaries would otherwise deepen every setup frame,
+    /// ChaCha20's too).
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    #[inline(never)]
+    fn aes(
+        slot: Box<MaybeUninit<Self>>,
+        alg: Algorithm,
+        key: &[u8],
+        stack: &mut SetupStack,
+    ) -> Result<Box<Self>, Box<MaybeUninit<Self>>> {
+        stack.mark();
+        let made = if alg == Algorithm::Aes128Gcm {
+            RoundKeys::new(key, stack).map(Self::Aes128)
+        } else {
+            RoundKeys::new(key, stack).map(Self::Aes256)
+        };
+        match made {
+            Some(k) => Ok(Box::write(slot, k)),
+            None => Err(slot),
         }
     }
 

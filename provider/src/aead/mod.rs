@@ -314,7 +314,7 @@ macro_rules! aead_type {
             /// never inlined, holds its temporaries).
             ///
             /// [`secret::set_up`]: $crate::aead::secret::set_up
-            fn build(
+            pub(crate) fn build(
                 key: &[u8; $key_len],
                 backend: Backend,
                 hardening: $crate::aead::Hardening,

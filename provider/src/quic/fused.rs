@@ -115,7 +115,7 @@ fn keys(
         return Err(QuicError::KeyLength);
     }
     let aead = AnyKey::new(cipher, key, backend, hardening).ok_or(QuicError::BackendUnavailable)?;
-    let hp = BlockKey::boxed(cipher, hp, aead.backend(), hardening, |k| k);
+    let hp = BlockKey::boxed(cipher, hp, aead.backend(), hardening);
     Ok((aead, hp, Zeroizing::new(*iv)))
 }
 

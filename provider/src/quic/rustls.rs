@@ -23,36 +23,29 @@ pub(crate) struct QuicAlgorithm {
     pub(crate) hardening: Hardening,
 }
 
-impl QuicAlgorithm {
-    fn packet_aead(&self, key: &[u8]) -> AnyKey {
-        AnyKey::new(self.cipher, key, self.backend, self.hardening)
-            .expect("forced backend was checked at provider setup")
-    }
-}
-
 impl quic::Algorithm for QuicAlgorithm {
     fn packet_key(&self, key: AeadKey, iv: Iv) -> Box<dyn quic::PacketKey> {
         let iv: [u8; NONCE_LEN] = iv.as_ref().try_into().expect("rustls passes 12-byte IVs");
         let guard = PacketNumberGuard::new(&iv, 0);
-        Box::new(PacketKey {
-            aead: self.packet_aead(key.as_ref()),
-            iv: Zeroizing::new(iv),
-            guard,
-            paths: RwLock::new(BTreeMap::new()),
-            cipher: self.cipher,
+        let iv = Zeroizing::new(iv);
+        let cipher = self.cipher;
+        // One box for the packet key and its AEAD key (`AnyKey::boxed_in`).
+        AnyKey::boxed_in(cipher, key.as_ref(), self.backend, self.hardening, |aead| {
+            PacketKey {
+                aead,
+                iv,
+                guard,
+                paths: RwLock::new(None),
+                cipher,
+            }
         })
+        .expect("forced backend was checked at provider setup")
     }
 
     fn header_protection_key(&self, key: AeadKey) -> Box<dyn quic::HeaderProtectionKey> {
         // The engine family of the packet keys this suite makes.
         let backend = self.backend.unwrap_or_else(|| self.cipher.best_backend());
-        BlockKey::boxed(
-            self.cipher,
-            key.as_ref(),
-            backend,
-            self.hardening,
-            HeaderProtectionKey,
-        )
+        BlockKey::boxed(self.cipher, key.as_ref(), backend, self.hardening)
     }
 
     fn aead_key_len(&self) -> usize {
@@ -68,8 +61,9 @@ struct PacketKey {
     guard: PacketNumberGuard,
     /// Guards of multipath paths other than 0, made on first use (a B-tree:
     /// path IDs come from the peer, and it needs no random hash state, which
-    /// costs every key a few nanoseconds to make).
-    paths: RwLock<BTreeMap<u32, PacketNumberGuard>>,
+    /// costs every key a few nanoseconds to make), the map itself too (an
+    /// empty map's drop still walks it).
+    paths: RwLock<Option<BTreeMap<u32, PacketNumberGuard>>>,
     cipher: Cipher,
 }
 
@@ -83,7 +77,8 @@ impl PacketKey {
                 .paths
                 .read()
                 .unwrap_or_else(|e| e.into_inner())
-                .get(&path_id)
+                .as_ref()
+                .and_then(|paths| paths.get(&path_id))
                 .map(|g| g.check(&nonce));
             match known {
                 Some(result) => result,
@@ -91,6 +86,7 @@ impl PacketKey {
                     .paths
                     .write()
                     .unwrap_or_else(|e| e.into_inner())
+                    .get_or_insert_with(BTreeMap::new)
                     .entry(path_id)
                     .or_insert_with(|| PacketNumberGuard::new(&self.iv, path_id))
                     .check(&nonce),
@@ -177,39 +173,36 @@ impl quic::PacketKey for PacketKey {
     }
 }
 
-/// A QUIC header-protection key (kept across key updates, RFC 9001 §5.4).
-struct HeaderProtectionKey(BlockKey);
-
-impl HeaderProtectionKey {
-    fn xor(
-        &self,
-        sample: &[u8],
-        first: &mut u8,
-        pn: &mut [u8],
-        protect: bool,
-    ) -> Result<(), Error> {
-        let sample: &[u8; SAMPLE_LEN] = sample
-            .try_into()
-            .map_err(|_| Error::General("sample of invalid length".into()))?;
-        if pn.len() > 4 {
-            return Err(Error::General("packet number too long".into()));
-        }
-        let mut mask = [[0u8; 5]];
-        self.0.apply(core::slice::from_ref(sample), &mut mask);
-        xor_mask(&mask[0], first, pn, protect);
-        mask.zeroize();
-        Ok(())
+/// A QUIC header-protection key (kept across key updates, RFC 9001 §5.4)
+/// is the block key itself, in the one box rustls holds.
+fn xor(
+    key: &BlockKey,
+    sample: &[u8],
+    first: &mut u8,
+    pn: &mut [u8],
+    protect: bool,
+) -> Result<(), Error> {
+    let sample: &[u8; SAMPLE_LEN] = sample
+        .try_into()
+        .map_err(|_| Error::General("sample of invalid length".into()))?;
+    if pn.len() > 4 {
+        return Err(Error::General("packet number too long".into()));
     }
+    let mut mask = [[0u8; 5]];
+    key.apply(core::slice::from_ref(sample), &mut mask);
+    xor_mask(&mask[0], first, pn, protect);
+    mask.zeroize();
+    Ok(())
 }
 
-impl quic::HeaderProtectionKey for HeaderProtectionKey {
+impl quic::HeaderProtectionKey for BlockKey {
     fn encrypt_in_place(
         &self,
         sample: &[u8],
         first: &mut u8,
         packet_number: &mut [u8],
     ) -> Result<(), Error> {
-        self.xor(sample, first, packet_number, true)
+        xor(self, sample, first, packet_number, true)
     }
 
     fn decrypt_in_place(
@@ -218,7 +211,7 @@ impl quic::HeaderProtectionKey for HeaderProtectionKey {
         first: &mut u8,
         packet_number: &mut [u8],
     ) -> Result<(), Error> {
-        self.xor(sample, first, packet_number, false)
+        xor(self, sample, first, packet_number, false)
     }
 
     fn sample_len(&self) -> usize {

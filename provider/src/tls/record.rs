@@ -19,14 +19,15 @@ pub(crate) struct AeadChoice {
 }
 
 impl AeadChoice {
-    /// One traffic key's AEAD context.
+    /// `wrap` of one traffic key's AEAD context, in one box with it
+    /// (`AnyKey::boxed_in`).
     ///
     /// # Panics
     /// If `key` is not `kind.key_len()` bytes (rustls derives exactly that
     /// many), or a forced backend does not run here (checked when the
     /// provider was built).
-    pub(crate) fn key(&self, key: &AeadKey) -> AnyKey {
-        AnyKey::new(self.kind, key.as_ref(), self.backend, self.hardening)
+    pub(crate) fn boxed<T>(&self, key: &AeadKey, wrap: impl FnOnce(AnyKey) -> T) -> Box<T> {
+        AnyKey::boxed_in(self.kind, key.as_ref(), self.backend, self.hardening, wrap)
             .expect("forced backend was checked at provider setup")
     }
 

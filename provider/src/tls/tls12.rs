@@ -27,12 +27,11 @@ const EXPLICIT_LEN: usize = 8;
 
 impl Tls12AeadAlgorithm for AeadChoice {
     fn encrypter(&self, key: AeadKey, iv: &[u8], _extra: &[u8]) -> Box<dyn MessageEncrypter> {
-        let key = self.key(&key);
         match self.kind {
             Algorithm::ChaCha20Poly1305 => {
                 let iv = StaticIv::new(iv);
                 let guard = SealGuard::masked(&iv.nonce(0));
-                Box::new(ChaChaEncrypter {
+                self.boxed(&key, |key| ChaChaEncrypter {
                     sealer: Sealer { key, guard },
                     iv,
                 })
@@ -40,11 +39,9 @@ impl Tls12AeadAlgorithm for AeadChoice {
             // The 8 `extra` key-block bytes are unused: we send BE64(seq).
             _ => {
                 let salt = salt(iv);
-                Box::new(GcmEncrypter {
-                    sealer: Sealer {
-                        key,
-                        guard: SealGuard::salted(&salt),
-                    },
+                let guard = SealGuard::salted(&salt);
+                self.boxed(&key, |key| GcmEncrypter {
+                    sealer: Sealer { key, guard },
                     salt,
                 })
             }
@@ -52,19 +49,22 @@ impl Tls12AeadAlgorithm for AeadChoice {
     }
 
     fn decrypter(&self, key: AeadKey, iv: &[u8]) -> Box<dyn MessageDecrypter> {
-        let opener = Opener {
-            key: self.key(&key),
-            guard: OpenGuard::new(),
-        };
+        let guard = OpenGuard::new();
         match self.kind {
-            Algorithm::ChaCha20Poly1305 => Box::new(ChaChaDecrypter {
-                opener,
-                iv: StaticIv::new(iv),
-            }),
-            _ => Box::new(GcmDecrypter {
-                opener,
-                salt: salt(iv),
-            }),
+            Algorithm::ChaCha20Poly1305 => {
+                let iv = StaticIv::new(iv);
+                self.boxed(&key, |key| ChaChaDecrypter {
+                    opener: Opener { key, guard },
+                    iv,
+                })
+            }
+            _ => {
+                let salt = salt(iv);
+                self.boxed(&key, |key| GcmDecrypter {
+                    opener: Opener { key, guard },
+                    salt,
+                })
+            }
         }
     }
 

@@ -16,22 +16,20 @@ impl Tls13AeadAlgorithm for AeadChoice {
     fn encrypter(&self, key: AeadKey, iv: Iv) -> Box<dyn MessageEncrypter> {
         let iv = StaticIv::new(iv.as_ref());
         let guard = SealGuard::masked(&iv.nonce(0));
-        Box::new(Tls13Encrypter {
-            sealer: Sealer {
-                key: self.key(&key),
-                guard,
-            },
+        self.boxed(&key, |key| Tls13Encrypter {
+            sealer: Sealer { key, guard },
             iv,
         })
     }
 
     fn decrypter(&self, key: AeadKey, iv: Iv) -> Box<dyn MessageDecrypter> {
-        Box::new(Tls13Decrypter {
+        let iv = StaticIv::new(iv.as_ref());
+        self.boxed(&key, |key| Tls13Decrypter {
             opener: Opener {
-                key: self.key(&key),
+                key,
                 guard: OpenGuard::new(),
             },
-            iv: StaticIv::new(iv.as_ref()),
+            iv,
         })
     }
 

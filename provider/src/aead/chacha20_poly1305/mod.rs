@@ -140,6 +140,40 @@ impl Blocks {
     }
 }
 
+impl Engines {
+    /// The key on `backend`; `inline`: our engines keep the key words
+    /// inline (only inside a holder's box: `ChaCha20Poly1305::held`), else
+    /// in a box of their own. Inlined into the setup frame: a frame of its
+    /// own would deepen the scrub after every key.
+    #[inline(always)]
+    fn make(
+        key: &[u8; 32],
+        backend: Backend,
+        inline: bool,
+        stack: &mut SetupStack,
+    ) -> Option<Self> {
+        // Elsewhere only `Base` runs, which marks no frame.
+        #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+        let _ = (inline, stack);
+        match backend {
+            Backend::Base => Some(Self::Base(Base::new(Algorithm::ChaCha20Poly1305, key))),
+            #[cfg(target_arch = "x86_64")]
+            Backend::X86Avx2 => x86_avx2::Key::new(key, inline, stack).map(Self::Avx2),
+            #[cfg(target_arch = "x86_64")]
+            Backend::X86Avx512 => x86_avx512::Key::new(key, inline, stack).map(Self::Avx512),
+            #[cfg(target_arch = "x86_64")]
+            Backend::X86Avx512Ifma => {
+                x86_avx512_ifma::Key::new(key, inline, stack).map(Self::Avx512Ifma)
+            }
+            #[cfg(target_arch = "x86_64")]
+            Backend::X86Ssse3 => x86_ssse3::Key::new(key, inline, stack).map(Self::Ssse3),
+            #[cfg(target_arch = "aarch64")]
+            Backend::Aarch64Neon => aarch64_neon::Key::new(key, inline, stack).map(Self::Neon),
+            _ => None,
+        }
+    }
+}
+
 impl Engine for Engines {
     type Key = [u8; 32];
 
@@ -191,23 +225,7 @@ impl Engine for Engines {
     }
 
     fn new(key: &[u8; 32], backend: Backend, stack: &mut SetupStack) -> Option<Self> {
-        // Elsewhere only `Base` runs, which marks no frame.
-        #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-        let _ = stack;
-        match backend {
-            Backend::Base => Some(Self::Base(Base::new(Algorithm::ChaCha20Poly1305, key))),
-            #[cfg(target_arch = "x86_64")]
-            Backend::X86Avx2 => x86_avx2::Key::new(key, stack).map(Self::Avx2),
-            #[cfg(target_arch = "x86_64")]
-            Backend::X86Avx512 => x86_avx512::Key::new(key, stack).map(Self::Avx512),
-            #[cfg(target_arch = "x86_64")]
-            Backend::X86Avx512Ifma => x86_avx512_ifma::Key::new(key, stack).map(Self::Avx512Ifma),
-            #[cfg(target_arch = "x86_64")]
-            Backend::X86Ssse3 => x86_ssse3::Key::new(key, stack).map(Self::Ssse3),
-            #[cfg(target_arch = "aarch64")]
-            Backend::Aarch64Neon => aarch64_neon::Key::new(key, stack).map(Self::Neon),
-            _ => None,
-        }
+        Self::make(key, backend, false, stack)
     }
 
     // Where `Base` is the only engine, the pattern cannot fail.
@@ -261,6 +279,23 @@ aead_type!(
     Engines,
     32
 );
+
+impl ChaCha20Poly1305 {
+    /// The key on `backend` with `hardening`, its words inline on our
+    /// engines, no scrub: made only inside the box of what holds it, in
+    /// that box's setup frame, which scrubs after it
+    /// (`AnyKey::boxed_in`): a move of the key moves its words.
+    pub(crate) fn held(
+        key: &[u8; 32],
+        backend: Backend,
+        hardening: Hardening,
+        stack: &mut SetupStack,
+    ) -> Option<Self> {
+        let mut engine = Engines::make(key, backend, true, stack)?;
+        engine.harden(hardening);
+        Some(Self(engine))
+    }
+}
 
 #[cfg(all(test, any(target_arch = "x86_64", target_arch = "aarch64")))]
 mod tests {

@@ -81,18 +81,45 @@ pub(crate) unsafe trait Entry {
     unsafe fn blocks<const B: usize>(key: &[u32; 8], inputs: &[[u8; 16]], out: &mut [[u8; B]]);
 }
 
-/// A ChaCha20-Poly1305 key on backend `E`, boxed (moving the key object
-/// moves a pointer, not key words) and zeroized on drop. Exists only where
-/// `E` was detected.
-pub(crate) struct Key<E: Entry>(Box<Zeroizing<[u32; 8]>>, core::marker::PhantomData<E>);
+/// Where a key's eight ChaCha20 words live.
+pub(crate) enum Words {
+    /// In a box of their own: a standalone key, whose moves then move a
+    /// pointer, not key words.
+    Boxed(Box<Zeroizing<[u32; 8]>>),
+    /// Inline: a key made only inside its holder's box, in the holder's
+    /// setup frame, whose scrub covers the moves
+    /// (`AnyKey::boxed_in`).
+    Inline(Zeroizing<[u32; 8]>),
+}
+
+impl Words {
+    #[inline(always)]
+    fn get(&self) -> &[u32; 8] {
+        match self {
+            Self::Boxed(w) => w,
+            Self::Inline(w) => w,
+        }
+    }
+}
+
+/// A ChaCha20-Poly1305 key on backend `E`, zeroized on drop. Exists only
+/// where `E` was detected.
+pub(crate) struct Key<E: Entry>(Words, core::marker::PhantomData<E>);
 
 impl<E: Entry> Key<E> {
-    /// `None` unless this CPU has the backend's features.
-    pub(crate) fn new(key: &[u8; 32], stack: &mut SetupStack) -> Option<Self> {
+    /// `None` unless this CPU has the backend's features. `inline`: the
+    /// words inline ([`Words::Inline`]), else boxed.
+    pub(crate) fn new(key: &[u8; 32], inline: bool, stack: &mut SetupStack) -> Option<Self> {
         if !E::detected() {
             return None;
         }
-        Some(Self(key_words(key, stack), core::marker::PhantomData))
+        let words = if inline {
+            stack.mark();
+            Words::Inline(Zeroizing::new(le_words(key)))
+        } else {
+            Words::Boxed(key_words(key, stack))
+        };
+        Some(Self(words, core::marker::PhantomData))
     }
 
     /// Scrubs the stack after a short record of `n` bytes: the frame the
@@ -120,7 +147,7 @@ impl<E: Entry> Key<E> {
             let mut frame = Frame::enter();
             let dir = Direction::Seal;
             // SAFETY: a `Key` exists only where `new` detected the features.
-            let (tag, bottom) = unsafe { E::small(&self.0, nonce, aad, src, buf, dir) };
+            let (tag, bottom) = unsafe { E::small(self.0.get(), nonce, aad, src, buf, dir) };
             Self::scrub_small(&mut frame, Direction::Seal, buf.len(), bottom);
             return tag;
         }
@@ -129,7 +156,7 @@ impl<E: Entry> Key<E> {
         let mut ks = E::SealScratch::zeroed();
         let mut frame = Frame::enter();
         // SAFETY: as above.
-        let (tag, bottom) = unsafe { E::seal(&self.0, ks.bytes(), nonce, aad, src, buf) };
+        let (tag, bottom) = unsafe { E::seal(self.0.get(), ks.bytes(), nonce, aad, src, buf) };
         frame.reached(bottom);
         tag
     }
@@ -145,14 +172,14 @@ impl<E: Entry> Key<E> {
             let mut frame = Frame::enter();
             let dir = Direction::Open;
             // SAFETY: as for `seal`.
-            let (t, bottom) = unsafe { E::small(&self.0, nonce, aad, &[], buf, dir) };
+            let (t, bottom) = unsafe { E::small(self.0.get(), nonce, aad, &[], buf, dir) };
             Self::scrub_small(&mut frame, Direction::Open, buf.len(), bottom);
             t
         } else {
             let mut ks = E::Scratch::zeroed();
             let mut frame = Frame::enter();
             // SAFETY: as for `seal`.
-            let (t, bottom) = unsafe { E::open(&self.0, ks.bytes(), nonce, aad, buf) };
+            let (t, bottom) = unsafe { E::open(self.0.get(), ks.bytes(), nonce, aad, buf) };
             frame.reached(bottom);
             t
         };
