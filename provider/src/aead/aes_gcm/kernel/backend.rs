@@ -46,7 +46,8 @@ pub(crate) unsafe trait Entry<const NR: usize> {
         buf: &mut [u8],
         tag: &[u8; TAG_LEN],
     ) -> (bool, usize);
-    unsafe fn seal_with_block(
+    /// A seal and a block in one call, split by `HOIST` as `seal` is.
+    unsafe fn seal_with_block<const HOIST: u8>(
         key: &Self::Data,
         nonce: &[u8; NONCE_LEN],
         aad: &[u8],
@@ -154,7 +155,13 @@ impl<E: Entry<NR>, const NR: usize> Key<E, NR> {
         let extra = Extra { rk: rk.keys(), at };
         let mut frame = Frame::enter();
         // SAFETY: as for `seal`.
-        let (out, bottom) = unsafe { E::seal_with_block(&self.0, nonce, aad, buf, extra) };
+        let (out, bottom) = unsafe {
+            if buf.len() >= <E::Lanes as Lanes>::HOIST_SEAL_FROM {
+                E::seal_with_block::<ALWAYS>(&self.0, nonce, aad, buf, extra)
+            } else {
+                E::seal_with_block::<NEVER>(&self.0, nonce, aad, buf, extra)
+            }
+        };
         Self::scrub_seal(&mut frame, buf.len(), bottom);
         out
     }
@@ -253,7 +260,7 @@ macro_rules! backend {
             }
 
             #[target_feature(enable = $features)]
-            unsafe fn seal_with_block(
+            unsafe fn seal_with_block<const HOIST: u8>(
                 key: &KeyData<NR>,
                 nonce: &[u8; $crate::aead::NONCE_LEN],
                 aad: &[u8],
@@ -263,7 +270,9 @@ macro_rules! backend {
                 let bottom = $crate::aead::secret::stack_pointer();
                 // SAFETY: as for `seal`.
                 let out = unsafe {
-                    $crate::aead::aes_gcm::kernel::seal_with_block(key, nonce, aad, buf, extra)
+                    $crate::aead::aes_gcm::kernel::seal_with_block::<_, NR, $powers, $hx, HOIST>(
+                        key, nonce, aad, buf, extra,
+                    )
                 };
                 (out, bottom)
             }

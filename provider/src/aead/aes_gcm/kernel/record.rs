@@ -329,14 +329,21 @@ pub(crate) unsafe fn seal<
 }
 
 /// Seal, and encrypt the 16 bytes at `extra.at` of ciphertext ‖ tag under
-/// `extra.rk` in the same call. Returns the tag and that block.
+/// `extra.rk` in the same call (`HOIST` as for [`seal`]). Returns the tag
+/// and that block.
 ///
 /// # Safety
 /// The CPU has the block features and `V`'s features (the module's
 /// contract: the backends call this from their `#[target_feature]` entry
 /// points).
 #[inline(always)]
-pub(crate) unsafe fn seal_with_block<V: Lanes, const NR: usize, const P: usize, const X: usize>(
+pub(crate) unsafe fn seal_with_block<
+    V: Lanes,
+    const NR: usize,
+    const P: usize,
+    const X: usize,
+    const HOIST: u8,
+>(
     key: &KeyData<V, NR, P, X>,
     nonce: &[u8; NONCE_LEN],
     aad: &[u8],
@@ -346,7 +353,7 @@ pub(crate) unsafe fn seal_with_block<V: Lanes, const NR: usize, const P: usize, 
     // SAFETY: as for `seal`; `crypt` loads the extra block from `buf` only when
     // `at <= tail_start - 16`, within the batches it wrote.
     unsafe {
-        crypt::<V, NR, P, X, true, BY_LENGTH>(
+        crypt::<V, NR, P, X, true, HOIST>(
             key,
             j0(nonce),
             aad,
