@@ -19,7 +19,7 @@ use std::collections::HashMap;
 
 use aes::cipher::{BlockCipherEncrypt, KeyInit};
 use chacha20::cipher::{KeyIvInit, StreamCipher, StreamCipherSeek};
-use rustls_fusion::aead::audit::{dead_stack, stack_pointer};
+use rustls_fusion::aead::audit::{dead_stack, object_bytes, stack_pointer};
 use rustls_fusion::aead::{Aes128Gcm, Aes256Gcm, Backend, ChaCha20Poly1305, Hardening};
 
 /// How much dead stack to search: far more than any of these calls uses.
@@ -117,9 +117,19 @@ impl Secrets {
         }
     }
 
-    /// Names of the secrets found in `dead`.
+    /// Names of the secrets found in `dead`, with where (below the stack
+    /// pointer of the frame that copied it).
     fn found_in(&self, dead: &[u8]) -> Vec<String> {
-        let windows: HashMap<[u8; 8], usize> = dead
+        self.found(dead, |at| format!("at sp-{}", DEAD - at))
+    }
+
+    /// Names of the secrets found in an object's bytes, with the offset.
+    fn found_in_object(&self, bytes: &[u8]) -> Vec<String> {
+        self.found(bytes, |at| format!("at byte {at}"))
+    }
+
+    fn found(&self, bytes: &[u8], place: impl Fn(usize) -> String) -> Vec<String> {
+        let windows: HashMap<[u8; 8], usize> = bytes
             .windows(8)
             .enumerate()
             .map(|(i, w)| (w.try_into().unwrap(), i))
@@ -129,7 +139,7 @@ impl Secrets {
             .filter_map(|(name, piece)| {
                 windows
                     .get(piece)
-                    .map(|at| format!("{name} at sp-{}", DEAD - at))
+                    .map(|&at| format!("{name} {}", place(at)))
             })
             .collect()
     }
@@ -627,6 +637,11 @@ fn check<E: Engine>(name: &str) -> Vec<String> {
         for f in key_secrets(E::AES, &key).found_in(&dead) {
             failures.push(format!("{name} {b} key setup: {f}"));
         }
+        // The key object itself, which its owner moves freely, holds no
+        // key material inline (padding and unused variant space included).
+        for f in key_secrets(E::AES, &key).found_in_object(&object_bytes(&engine)) {
+            failures.push(format!("{name} {b} key object: {f}"));
+        }
         let engine = std::sync::Arc::new(engine);
         for len in LENGTHS {
             let pt = random_bytes(len, 0x9e37 + len as u64);
@@ -726,6 +741,15 @@ fn no_quic_key_material_left_on_the_stack() {
                     Opener::with_hardening(cipher, k, &iv, h, Some(b), hardening(b)).unwrap(),
                 )
             });
+            // The objects the caller moves freely hold no key inline.
+            for (what, bytes) in [
+                ("Sealer", object_bytes(&sealer)),
+                ("Opener", object_bytes(&opener)),
+            ] {
+                for f in secrets.found_in_object(&bytes) {
+                    failures.push(format!("QUIC {cipher:?} {b} {what} object: {f}"));
+                }
+            }
             let mut report = |phase: &str, dead: &[u8]| {
                 for f in secrets.found_in(dead) {
                     failures.push(format!("QUIC {cipher:?} {b} {phase}: {f}"));

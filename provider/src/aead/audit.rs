@@ -142,3 +142,49 @@ pub unsafe fn dead_stack(out: &mut [u8]) {
 pub fn stack_pointer() -> usize {
     super::secret::stack_pointer()
 }
+
+/// The bytes of `value`'s representation, padding and unused variant space
+/// included (copied by inline assembly, which reads them as plain memory):
+/// for a test that checks that a key object, which its owner moves
+/// freely, holds no key material inline.
+pub fn object_bytes<T>(value: &T) -> Vec<u8> {
+    let len = core::mem::size_of::<T>();
+    let mut out = vec![0u8; len];
+    if len == 0 {
+        return out;
+    }
+    let src = (value as *const T).cast::<u8>();
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: copies `len` bytes from `value`, which is valid for reads of
+    // `size_of::<T>()` bytes, into `out`, writable for that length;
+    // `rep movsb` reads each byte as plain memory. The direction flag is
+    // clear at every call boundary (System V ABI).
+    unsafe {
+        core::arch::asm!(
+            "rep movsb",
+            inout("rsi") src => _,
+            inout("rdi") out.as_mut_ptr() => _,
+            inout("rcx") len => _,
+            options(nostack, preserves_flags),
+        );
+    }
+    #[cfg(target_arch = "aarch64")]
+    // SAFETY: as above; the loop copies `len` (non-zero) bytes one at a time.
+    unsafe {
+        core::arch::asm!(
+            "2:",
+            "ldrb {tmp:w}, [{src}], #1",
+            "strb {tmp:w}, [{dst}], #1",
+            "subs {len}, {len}, #1",
+            "b.ne 2b",
+            src = inout(reg) src => _,
+            tmp = out(reg) _,
+            dst = inout(reg) out.as_mut_ptr() => _,
+            len = inout(reg) len => _,
+            options(nostack),
+        );
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    let _ = src;
+    out
+}

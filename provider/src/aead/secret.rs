@@ -252,10 +252,15 @@ impl SetupStack {
         self.low = self.low.min(stack_pointer());
     }
 
-    /// Scrubs from the top down to the lowest mark (and the margin).
+    /// Scrubs from the top down to the lowest mark (and the margin); with
+    /// no mark (a setup whose frames hold no key material: a standalone
+    /// ChaCha20 key's words go from the caller's key straight into their
+    /// box), nothing.
     #[inline(always)]
     pub(crate) fn scrub(self) {
-        scrub_below(self.top, self.low);
+        if self.low < self.top {
+            scrub_below(self.top, self.low);
+        }
     }
 }
 

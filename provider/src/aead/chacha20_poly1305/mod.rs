@@ -141,34 +141,33 @@ impl Blocks {
 }
 
 impl Engines {
-    /// The key on `backend`; `inline`: our engines keep the key words
+    /// The key on `backend`; `INLINE`: our engines keep the key words
     /// inline (only inside a holder's box: `ChaCha20Poly1305::held`), else
     /// in a box of their own. Inlined into the setup frame: a frame of its
     /// own would deepen the scrub after every key.
     #[inline(always)]
-    fn make(
+    fn make<const INLINE: bool>(
         key: &[u8; 32],
         backend: Backend,
-        inline: bool,
         stack: &mut SetupStack,
     ) -> Option<Self> {
         // Elsewhere only `Base` runs, which marks no frame.
         #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-        let _ = (inline, stack);
+        let _ = stack;
         match backend {
             Backend::Base => Some(Self::Base(Base::new(Algorithm::ChaCha20Poly1305, key))),
             #[cfg(target_arch = "x86_64")]
-            Backend::X86Avx2 => x86_avx2::Key::new(key, inline, stack).map(Self::Avx2),
+            Backend::X86Avx2 => x86_avx2::Key::new::<INLINE>(key, stack).map(Self::Avx2),
             #[cfg(target_arch = "x86_64")]
-            Backend::X86Avx512 => x86_avx512::Key::new(key, inline, stack).map(Self::Avx512),
+            Backend::X86Avx512 => x86_avx512::Key::new::<INLINE>(key, stack).map(Self::Avx512),
             #[cfg(target_arch = "x86_64")]
             Backend::X86Avx512Ifma => {
-                x86_avx512_ifma::Key::new(key, inline, stack).map(Self::Avx512Ifma)
+                x86_avx512_ifma::Key::new::<INLINE>(key, stack).map(Self::Avx512Ifma)
             }
             #[cfg(target_arch = "x86_64")]
-            Backend::X86Ssse3 => x86_ssse3::Key::new(key, inline, stack).map(Self::Ssse3),
+            Backend::X86Ssse3 => x86_ssse3::Key::new::<INLINE>(key, stack).map(Self::Ssse3),
             #[cfg(target_arch = "aarch64")]
-            Backend::Aarch64Neon => aarch64_neon::Key::new(key, inline, stack).map(Self::Neon),
+            Backend::Aarch64Neon => aarch64_neon::Key::new::<INLINE>(key, stack).map(Self::Neon),
             _ => None,
         }
     }
@@ -225,7 +224,7 @@ impl Engine for Engines {
     }
 
     fn new(key: &[u8; 32], backend: Backend, stack: &mut SetupStack) -> Option<Self> {
-        Self::make(key, backend, false, stack)
+        Self::make::<false>(key, backend, stack)
     }
 
     // Where `Base` is the only engine, the pattern cannot fail.
@@ -291,7 +290,7 @@ impl ChaCha20Poly1305 {
         hardening: Hardening,
         stack: &mut SetupStack,
     ) -> Option<Self> {
-        let mut engine = Engines::make(key, backend, true, stack)?;
+        let mut engine = Engines::make::<true>(key, backend, stack)?;
         engine.harden(hardening);
         Some(Self(engine))
     }

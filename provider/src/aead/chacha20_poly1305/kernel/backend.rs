@@ -107,17 +107,20 @@ impl Words {
 pub(crate) struct Key<E: Entry>(Words, core::marker::PhantomData<E>);
 
 impl<E: Entry> Key<E> {
-    /// `None` unless this CPU has the backend's features. `inline`: the
-    /// words inline ([`Words::Inline`]), else boxed.
-    pub(crate) fn new(key: &[u8; 32], inline: bool, stack: &mut SetupStack) -> Option<Self> {
+    /// `None` unless this CPU has the backend's features. `INLINE`: the
+    /// words inline ([`Words::Inline`]), else boxed. A parameter, not an
+    /// argument: with both variants in one body, the compiler merged their
+    /// writes and stored key bytes into a boxed key's unused inline space
+    /// (aarch64, found by `tests/stack_residue.rs`).
+    pub(crate) fn new<const INLINE: bool>(key: &[u8; 32], stack: &mut SetupStack) -> Option<Self> {
         if !E::detected() {
             return None;
         }
-        let words = if inline {
+        let words = if INLINE {
             stack.mark();
             Words::Inline(Zeroizing::new(le_words(key)))
         } else {
-            Words::Boxed(key_words(key, stack))
+            Words::Boxed(key_words(key))
         };
         Some(Self(words, core::marker::PhantomData))
     }
