@@ -209,20 +209,25 @@ pub(super) unsafe fn horizontal<L: Lanes, const SETS: usize, R: SlotRun>(
                 }
             };
         }
+        // Diagonals by rotating rows a, c and d (by -1, +1, +2 words), not
+        // b, c and d (+1, +2, +3): a quarter round ends on b, whose
+        // rotation would sit on the chain before the next round's first
+        // add; a, c and d were last written earlier in the quarter round,
+        // so theirs overlap it.
         for round in 0..10 {
             slot!(3 * round);
             for s in 0..SETS {
                 quarter(&mut a[s], &mut b[s], &mut c[s], &mut d[s]);
-                b[s] = b[s].shuffle::<0x39>();
-                c[s] = c[s].shuffle::<0x4e>();
-                d[s] = d[s].shuffle::<0x93>();
+                a[s] = a[s].shuffle::<0x93>();
+                c[s] = c[s].shuffle::<0x39>();
+                d[s] = d[s].shuffle::<0x4e>();
             }
             slot!(3 * round + 1);
             for s in 0..SETS {
                 quarter(&mut a[s], &mut b[s], &mut c[s], &mut d[s]);
-                b[s] = b[s].shuffle::<0x93>();
-                c[s] = c[s].shuffle::<0x4e>();
-                d[s] = d[s].shuffle::<0x39>();
+                a[s] = a[s].shuffle::<0x39>();
+                c[s] = c[s].shuffle::<0x93>();
+                d[s] = d[s].shuffle::<0x4e>();
             }
             slot!(3 * round + 2);
         }
