@@ -100,7 +100,9 @@ pub(crate) enum Blocks {
 impl Blocks {
     /// The block function on the width of `backend`'s engine, or `None` if
     /// `backend` is not one of our ChaCha20 engines or cannot run here.
-    /// Marks its frame in `stack`.
+    /// Inlined into the caller's setup frame, so the words can go from the
+    /// key straight to where the caller writes the block key.
+    #[inline(always)]
     pub(crate) fn new(key: &[u8; 32], backend: Backend, stack: &mut SetupStack) -> Option<Self> {
         match backend {
             #[cfg(target_arch = "x86_64")]
