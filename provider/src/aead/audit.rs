@@ -92,47 +92,10 @@ pub fn declassify(bytes: &mut [u8]) {
 #[inline(always)]
 pub unsafe fn dead_stack(out: &mut [u8]) {
     assert!(!out.is_empty(), "nothing to copy");
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: `rep movsb` copies `out.len()` bytes from `rsp - len` up to
-    // `rsp` into `out`, which is writable for that length; the source is
-    // the mapped stack of this thread below its live frames (mapped for
-    // that length: this fn's contract), read only. The direction
-    // flag is clear at every call boundary (System V ABI), and nothing is
-    // pushed. `sub` changes the arithmetic flags, which are not preserved.
-    unsafe {
-        core::arch::asm!(
-            "mov rsi, rsp",
-            "sub rsi, rcx",
-            "rep movsb",
-            inout("rdi") out.as_mut_ptr() => _,
-            inout("rcx") out.len() => _,
-            out("rsi") _,
-            options(nostack),
-        );
-    }
-    #[cfg(target_arch = "aarch64")]
-    // SAFETY: the loop copies `out.len()` (non-zero) bytes from `sp - len`
-    // up to `sp` into `out`, which is writable for that length; the source
-    // is this thread's stack below its live frames, mapped for that length
-    // (this fn's contract), read only.
-    unsafe {
-        core::arch::asm!(
-            "mov {src}, sp",
-            "sub {src}, {src}, {len}",
-            "2:",
-            "ldrb {tmp:w}, [{src}], #1",
-            "strb {tmp:w}, [{dst}], #1",
-            "subs {len}, {len}, #1",
-            "b.ne 2b",
-            src = out(reg) _,
-            tmp = out(reg) _,
-            dst = inout(reg) out.as_mut_ptr() => _,
-            len = inout(reg) out.len() => _,
-            options(nostack),
-        );
-    }
-    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-    out.fill(0);
+    let below = stack_pointer() - out.len();
+    // SAFETY: the source is this thread's stack below its live frames,
+    // mapped for `out.len()` bytes (this fn's contract).
+    unsafe { copy_plain(below as *const u8, out) };
 }
 
 /// The caller's stack pointer (inlined: "the caller" is the function that
@@ -140,53 +103,47 @@ pub unsafe fn dead_stack(out: &mut [u8]) {
 /// its own frames: the frames of what that function called.
 #[inline(always)]
 pub fn stack_pointer() -> usize {
-    let sp: usize;
-    // SAFETY: copies the stack pointer to a register; touches no memory,
-    // stack or flags.
-    #[cfg(target_arch = "x86_64")]
-    unsafe {
-        core::arch::asm!("mov {}, rsp", out(reg) sp, options(nomem, nostack, preserves_flags));
-    }
-    // SAFETY: as above.
-    #[cfg(target_arch = "aarch64")]
-    unsafe {
-        core::arch::asm!("mov {}, sp", out(reg) sp, options(nomem, nostack, preserves_flags));
-    }
-    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-    {
-        let here = 0u8;
-        sp = core::ptr::addr_of!(here) as usize;
-    }
-    sp
+    super::stack_pointer::stack_pointer()
 }
 
 /// The bytes of `value`'s representation, padding and unused variant space
-/// included (copied by inline assembly, which reads them as plain memory):
-/// for a test that checks that a key object, which its owner moves
-/// freely, holds no key material inline.
+/// included (read by inline assembly as plain memory): for a test that
+/// checks that a key object, which its owner moves freely, holds no key
+/// material inline.
 pub fn object_bytes<T>(value: &T) -> Vec<u8> {
-    let len = core::mem::size_of::<T>();
-    let mut out = vec![0u8; len];
-    if len == 0 {
-        return out;
+    let mut out = vec![0u8; core::mem::size_of::<T>()];
+    if !out.is_empty() {
+        // SAFETY: `value` is valid for reads of `size_of::<T>()` bytes.
+        unsafe { copy_plain((value as *const T).cast::<u8>(), &mut out) };
     }
-    let src = (value as *const T).cast::<u8>();
+    out
+}
+
+/// Copies `out.len()` (non-zero) bytes from `src` into `out` by inline
+/// assembly, which reads them as plain memory whatever Rust knows of them
+/// (dead stack, padding); zeros on other targets.
+///
+/// # Safety
+/// `src` is valid for reads of `out.len()` bytes.
+#[inline(always)]
+unsafe fn copy_plain(src: *const u8, out: &mut [u8]) {
     #[cfg(target_arch = "x86_64")]
-    // SAFETY: copies `len` bytes from `value`, which is valid for reads of
-    // `size_of::<T>()` bytes, into `out`, writable for that length;
-    // `rep movsb` reads each byte as plain memory. The direction flag is
-    // clear at every call boundary (System V ABI).
+    // SAFETY: `rep movsb` copies `out.len()` bytes from `src` (readable for
+    // that length: this fn's contract) into `out`, writable for it. The
+    // direction flag is clear at every call boundary (System V ABI), and
+    // nothing is pushed.
     unsafe {
         core::arch::asm!(
             "rep movsb",
             inout("rsi") src => _,
             inout("rdi") out.as_mut_ptr() => _,
-            inout("rcx") len => _,
+            inout("rcx") out.len() => _,
             options(nostack, preserves_flags),
         );
     }
     #[cfg(target_arch = "aarch64")]
-    // SAFETY: as above; the loop copies `len` (non-zero) bytes one at a time.
+    // SAFETY: as above; the loop copies the `out.len()` (non-zero) bytes
+    // one at a time, and `subs` changes only the flags, not preserved.
     unsafe {
         core::arch::asm!(
             "2:",
@@ -197,11 +154,13 @@ pub fn object_bytes<T>(value: &T) -> Vec<u8> {
             src = inout(reg) src => _,
             tmp = out(reg) _,
             dst = inout(reg) out.as_mut_ptr() => _,
-            len = inout(reg) len => _,
+            len = inout(reg) out.len() => _,
             options(nostack),
         );
     }
     #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-    let _ = src;
-    out
+    {
+        let _ = src;
+        out.fill(0);
+    }
 }

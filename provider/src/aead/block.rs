@@ -96,7 +96,7 @@ impl BlockKey {
             #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
             Algorithm::ChaCha20Poly1305 => {
                 let key = key.try_into().expect("32-byte key");
-                match Blocks::new(key, backend, stack) {
+                match Blocks::new(key, backend) {
                     Some(k) => Ok(Box::write(slot, Self::ChaCha20(k))),
                     None => Err(slot),
                 }
@@ -121,7 +121,6 @@ impl BlockKey {
         key: &[u8],
         stack: &mut SetupStack,
     ) -> Result<Box<Self>, Box<MaybeUninit<Self>>> {
-        stack.mark();
         let made = if alg == Algorithm::Aes128Gcm {
             RoundKeys::new(key, stack).map(Self::Aes128)
         } else {

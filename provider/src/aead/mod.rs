@@ -27,6 +27,7 @@ mod base;
 mod block;
 mod chacha20_poly1305;
 mod secret;
+mod stack_pointer;
 
 use core::fmt;
 

@@ -12,30 +12,7 @@
 //! key opts in (`Hardening::scrub_base_stack`). Every fixed depth is here,
 //! with what it covers, and so is the tag comparison ([`ct_eq`]).
 
-/// This function's stack pointer (its frame's lowest address, once the
-/// prologue has run: these frames have a fixed size).
-#[inline(always)]
-#[allow(unsafe_code)]
-pub(crate) fn stack_pointer() -> usize {
-    let sp: usize;
-    // SAFETY: copies the stack pointer to a register; touches no memory, stack or flags.
-    #[cfg(target_arch = "x86_64")]
-    unsafe {
-        core::arch::asm!("mov {}, rsp", out(reg) sp, options(nomem, nostack, preserves_flags));
-    }
-    // SAFETY: as above.
-    #[cfg(target_arch = "aarch64")]
-    unsafe {
-        core::arch::asm!("mov {}, sp", out(reg) sp, options(nomem, nostack, preserves_flags));
-    }
-    // Elsewhere: a local's address, which lies within this frame.
-    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-    {
-        let here = 0u8;
-        sp = core::ptr::addr_of!(here) as usize;
-    }
-    sp
-}
+pub(crate) use super::stack_pointer::stack_pointer;
 
 /// Overwrites the `N` bytes of stack just below the caller's frame, where
 /// the frames of the calls it just made lay: what the compiler spilled
@@ -253,9 +230,8 @@ impl SetupStack {
     }
 
     /// Scrubs from the top down to the lowest mark (and the margin); with
-    /// no mark (a setup whose frames hold no key material: a standalone
-    /// ChaCha20 key's words go from the caller's key straight into their
-    /// box), nothing.
+    /// no mark (a setup whose frames hold no key material: ChaCha20 words
+    /// that go from the caller's key straight into their box), nothing.
     #[inline(always)]
     pub(crate) fn scrub(self) {
         if self.low < self.top {

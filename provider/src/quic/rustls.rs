@@ -173,8 +173,9 @@ impl quic::PacketKey for PacketKey {
     }
 }
 
-/// A QUIC header-protection key (kept across key updates, RFC 9001 §5.4)
-/// is the block key itself, in the one box rustls holds.
+/// Applies or removes header protection with `key`. A QUIC
+/// header-protection key (kept across key updates, RFC 9001 §5.4) is the
+/// block key itself, in the one box rustls holds.
 fn xor(
     key: &BlockKey,
     sample: &[u8],

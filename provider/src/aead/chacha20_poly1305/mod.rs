@@ -103,20 +103,18 @@ impl Blocks {
     /// Inlined into the caller's setup frame, so the words can go from the
     /// key straight to where the caller writes the block key.
     #[inline(always)]
-    pub(crate) fn new(key: &[u8; 32], backend: Backend, stack: &mut SetupStack) -> Option<Self> {
+    pub(crate) fn new(key: &[u8; 32], backend: Backend) -> Option<Self> {
         match backend {
             #[cfg(target_arch = "x86_64")]
-            Backend::X86Avx2 => x86_avx2::Blocks::new(key, stack).map(Self::Avx2),
+            Backend::X86Avx2 => x86_avx2::Blocks::new(key).map(Self::Avx2),
             #[cfg(target_arch = "x86_64")]
-            Backend::X86Avx512 => x86_avx512::Blocks::new(key, stack).map(Self::Avx512),
+            Backend::X86Avx512 => x86_avx512::Blocks::new(key).map(Self::Avx512),
             #[cfg(target_arch = "x86_64")]
-            Backend::X86Avx512Ifma => {
-                x86_avx512_ifma::Blocks::new(key, stack).map(Self::Avx512Ifma)
-            }
+            Backend::X86Avx512Ifma => x86_avx512_ifma::Blocks::new(key).map(Self::Avx512Ifma),
             #[cfg(target_arch = "x86_64")]
-            Backend::X86Ssse3 => x86_ssse3::Blocks::new(key, stack).map(Self::Ssse3),
+            Backend::X86Ssse3 => x86_ssse3::Blocks::new(key).map(Self::Ssse3),
             #[cfg(target_arch = "aarch64")]
-            Backend::Aarch64Neon => aarch64_neon::Blocks::new(key, stack).map(Self::Neon),
+            Backend::Aarch64Neon => aarch64_neon::Blocks::new(key).map(Self::Neon),
             _ => None,
         }
     }
@@ -301,7 +299,6 @@ impl ChaCha20Poly1305 {
 #[cfg(all(test, any(target_arch = "x86_64", target_arch = "aarch64")))]
 mod tests {
     use super::{Blocks, ChaCha20Poly1305};
-    use crate::aead::secret::SetupStack;
 
     /// Independent blocks (header protection): RFC 8439 §2.3.2's block, and
     /// random inputs against RustCrypto's ChaCha20 seeked to each input's
@@ -323,7 +320,7 @@ mod tests {
             (seed >> 56) as u8
         };
         for backend in ChaCha20Poly1305::backends() {
-            let Some(k) = Blocks::new(&key, backend, &mut SetupStack::new()) else {
+            let Some(k) = Blocks::new(&key, backend) else {
                 continue; // Base: no block call
             };
             let mut out = [[0u8; 16]];

@@ -198,13 +198,12 @@ impl<E: Entry> Key<E> {
 pub(crate) struct Blocks<E: Entry>(Zeroizing<[u32; 8]>, core::marker::PhantomData<E>);
 
 impl<E: Entry> Blocks<E> {
-    /// `None` unless this CPU has the backend's features. Marks nothing
-    /// in `stack`: inlined into the holder's setup frame, the words go
-    /// from the key straight into the holder's box, and no frame holds
-    /// them (`tests/stack_residue.rs` checks it), so no scrub follows.
+    /// `None` unless this CPU has the backend's features. Inlined into the
+    /// holder's setup frame, the words go from the key straight into the
+    /// holder's box and no frame holds them (`tests/stack_residue.rs`
+    /// checks it), so it marks no setup frame and no scrub follows.
     #[inline(always)]
-    pub(crate) fn new(key: &[u8; 32], stack: &mut SetupStack) -> Option<Self> {
-        let _ = stack;
+    pub(crate) fn new(key: &[u8; 32]) -> Option<Self> {
         if !E::detected() {
             return None;
         }

@@ -21,21 +21,14 @@ pub(crate) fn key_words(key: &[u8; 32]) -> Box<zeroize::Zeroizing<[u32; 8]>> {
     // Allocated first (`malloc`; a zeroed box is a slower `calloc`), then
     // the words go from the caller's key straight into it: no key word is
     // live across the allocation, where it would be spilled.
-    // Word by word: a whole `[u32; 8]` written at once went through a
-    // stack temporary on aarch64.
     let mut words = Box::<zeroize::Zeroizing<[u32; 8]>>::new_uninit();
-    // The key reached through an opaque copy of its address, made after
-    // the allocation, so no load of it can be hoisted above `malloc` (on
-    // aarch64 the first 16 bytes were, and were saved across the call).
+    // The key read through an opaque copy of its address, made after the
+    // allocation: no load of it can be hoisted above `malloc`, where a live
+    // key word would be saved across the call.
     let key = core::hint::black_box(key);
-    // SAFETY: `Zeroizing` is `repr(transparent)` over `[u32; 8]`, so the
-    // eight writes through the cast pointer, each within the box,
-    // initialise all of it and `assume_init` is sound.
+    // SAFETY: `write` initialises the whole box, so `assume_init` is sound.
     unsafe {
-        let p = words.as_mut_ptr().cast::<u32>();
-        for (i, w) in le_words(key).into_iter().enumerate() {
-            p.add(i).write(w);
-        }
+        words.write(zeroize::Zeroizing::new(le_words(key)));
         words.assume_init()
     }
 }
