@@ -173,6 +173,27 @@ impl BlockKey {
         }
     }
 
+    /// The first five bytes of the block of one input: the mask of one
+    /// QUIC packet, returned by value. On our AES engines it never leaves
+    /// registers; the other keys' slice output is wiped here, so a caller
+    /// that keeps the mask in registers leaves none of it in memory.
+    #[inline(always)]
+    pub(crate) fn mask(&self, input: &[u8; 16]) -> [u8; 5] {
+        match self {
+            #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+            Self::Aes128(k) => k.mask(input),
+            #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+            Self::Aes256(k) => k.mask(input),
+            _ => {
+                let mut out = [[0u8; 5]];
+                self.apply(core::slice::from_ref(input), &mut out);
+                let mask = out[0];
+                zeroize::Zeroize::zeroize(&mut out);
+                mask
+            }
+        }
+    }
+
     /// AES round keys, for a seal that runs this block alongside.
     #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
     pub(crate) fn extra_keys(&self) -> Option<ExtraKeys<'_>> {

@@ -441,11 +441,8 @@ impl Opener {
         pn_offset: usize,
     ) -> Result<HeaderInfo, QuicError> {
         let sample = sample_at(packet, pn_offset)?;
-        let mut mask = [[0u8; 5]];
-        self.hp.apply(&[sample], &mut mask);
-        let info = unmask(packet, pn_offset, &mask[0]);
-        mask.zeroize();
-        Ok(info)
+        // The mask stays in registers (`BlockKey::mask`): no slot to wipe.
+        Ok(unmask(packet, pn_offset, &self.hp.mask(&sample)))
     }
 
     /// Removes header protection from a batch of received packets, their

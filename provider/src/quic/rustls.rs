@@ -189,10 +189,8 @@ fn xor(
     if pn.len() > 4 {
         return Err(Error::General("packet number too long".into()));
     }
-    let mut mask = [[0u8; 5]];
-    key.apply(core::slice::from_ref(sample), &mut mask);
-    xor_mask(&mask[0], first, pn, protect);
-    mask.zeroize();
+    // The mask stays in registers (`BlockKey::mask`): no slot to wipe.
+    xor_mask(&key.mask(sample), first, pn, protect);
     Ok(())
 }
 

@@ -137,6 +137,15 @@ impl<const NR: usize> RoundKeys<NR> {
         &self.0 .0
     }
 
+    /// The first five bytes of the AES encryption of one block, returned in
+    /// a register (no stack slot holds the block): one QUIC
+    /// header-protection mask, the path every packet takes.
+    #[inline(always)]
+    pub(crate) fn mask(&self, input: &[u8; 16]) -> [u8; 5] {
+        // SAFETY: a `RoundKeys` exists only where `new` detected the block features.
+        unsafe { mask_one::<NR>(&self.0 .0, input) }
+    }
+
     /// The first `B` bytes of the AES (ECB) encryption of each input,
     /// eight blocks in flight; one block takes a path of its own.
     ///
@@ -179,6 +188,27 @@ pub(super) unsafe fn expand_round_keys(
         }
         wipe(&mut rk);
     }
+}
+
+/// The first five bytes of AES-ECB of `input`: the block stays in a
+/// register and the five bytes leave in the return register.
+///
+/// # Safety
+/// The CPU must have the block features (the features enabled here).
+#[cfg_attr(target_arch = "x86_64", target_feature(enable = "aes,pclmulqdq,ssse3"))]
+#[cfg_attr(target_arch = "aarch64", target_feature(enable = "aes,neon"))]
+unsafe fn mask_one<const NR: usize>(rk: &[[u8; 16]; 15], input: &[u8; 16]) -> [u8; 5] {
+    // SAFETY: the block features are enabled on this fn (its contract); the load reads the
+    // whole `[u8; 16]` input.
+    let x = unsafe {
+        let mut x = Block::loadu(input.as_ptr()).xor(arch::load(&rk[0]));
+        each_round!(Block::UNROLL_ROUNDS, NR, |r| {
+            x = x.aesenc(arch::load(&rk[r]));
+        });
+        x.aesenclast(arch::load(&rk[NR]))
+    };
+    let [a, b, c, d, e, ..] = (arch::to_u128(x) as u64).to_le_bytes();
+    [a, b, c, d, e]
 }
 
 /// The first `B` bytes of AES-ECB of each input, up to eight blocks in
