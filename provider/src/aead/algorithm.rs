@@ -99,11 +99,17 @@ impl AnyKey {
     }
 
     /// `wrap` of the key on `backend` (or on the best this CPU runs where
-    /// it is `None`), boxed: the box is allocated first, then key and
-    /// holder are made and written into it in one setup frame, scrubbed
-    /// after ([`secret::set_up`]). So a ChaCha20-Poly1305 key keeps its
-    /// words inline (`ChaCha20Poly1305::held`): one allocation for holder
-    /// and key, and what moving them leaves lies within that scrub.
+    /// it is `None`), boxed; `key_of` finds the key in the holder. One
+    /// allocation for holder and key:
+    /// - AES-GCM (and `Base`): the box is allocated first, then key and
+    ///   holder are made and written into it in one setup frame, scrubbed
+    ///   after ([`secret::set_up`]): what moving them leaves lies within
+    ///   that scrub.
+    /// - ChaCha20-Poly1305 on our engines: key (its words inline and still
+    ///   zero) and holder are made and boxed with no key material, then
+    ///   the words are written where they lie (`ChaCha20Poly1305::key_in_place`):
+    ///   no frame holds them, so no scrub follows.
+    ///
     /// `None` if `backend` cannot run here for `alg`.
     ///
     /// # Panics
@@ -115,9 +121,23 @@ impl AnyKey {
         backend: Option<Backend>,
         hardening: Hardening,
         wrap: impl FnOnce(Self) -> T,
+        key_of: impl FnOnce(&mut T) -> &mut Self,
     ) -> Option<Box<T>> {
         const LEN: &str = "key length matches the algorithm";
         let backend = backend.unwrap_or_else(|| alg.best_backend());
+        if alg == Algorithm::ChaCha20Poly1305 && backend != Backend::Base {
+            let key: &[u8; 32] = key.try_into().expect(LEN);
+            let unkeyed = ChaCha20Poly1305::unkeyed(backend, hardening)?;
+            let mut boxed = Box::new(wrap(Self::ChaCha20Poly1305(unkeyed)));
+            // The key read through an opaque copy of its address, made after
+            // the allocation: no load of it is hoisted above `malloc`, where a
+            // live key word would be saved across the call.
+            let key = core::hint::black_box(key);
+            if let Self::ChaCha20Poly1305(k) = key_of(&mut boxed) {
+                k.key_in_place(key);
+            }
+            return Some(boxed);
+        }
         secret::set_up(backend, hardening, |stack| {
             let slot = Box::<T>::new_uninit();
             let made = match alg {
@@ -133,7 +153,7 @@ impl AnyKey {
                     hardening,
                     stack,
                 )?),
-                Algorithm::ChaCha20Poly1305 => Self::ChaCha20Poly1305(ChaCha20Poly1305::held(
+                Algorithm::ChaCha20Poly1305 => Self::ChaCha20Poly1305(ChaCha20Poly1305::build(
                     key.try_into().expect(LEN),
                     backend,
                     hardening,

@@ -30,15 +30,20 @@ impl quic::Algorithm for QuicAlgorithm {
         let iv = Zeroizing::new(iv);
         let cipher = self.cipher;
         // One box for the packet key and its AEAD key (`AnyKey::boxed_in`).
-        AnyKey::boxed_in(cipher, key.as_ref(), self.backend, self.hardening, |aead| {
-            PacketKey {
+        AnyKey::boxed_in(
+            cipher,
+            key.as_ref(),
+            self.backend,
+            self.hardening,
+            |aead| PacketKey {
                 aead,
                 iv,
                 guard,
                 paths: RwLock::new(None),
                 cipher,
-            }
-        })
+            },
+            |k| &mut k.aead,
+        )
         .expect("forced backend was checked at provider setup")
     }
 

@@ -20,15 +20,27 @@ pub(crate) struct AeadChoice {
 
 impl AeadChoice {
     /// `wrap` of one traffic key's AEAD context, in one box with it
-    /// (`AnyKey::boxed_in`).
+    /// (`AnyKey::boxed_in`); `key_of` finds the key in the holder.
     ///
     /// # Panics
     /// If `key` is not `kind.key_len()` bytes (rustls derives exactly that
     /// many), or a forced backend does not run here (checked when the
     /// provider was built).
-    pub(crate) fn boxed<T>(&self, key: &AeadKey, wrap: impl FnOnce(AnyKey) -> T) -> Box<T> {
-        AnyKey::boxed_in(self.kind, key.as_ref(), self.backend, self.hardening, wrap)
-            .expect("forced backend was checked at provider setup")
+    pub(crate) fn boxed<T>(
+        &self,
+        key: &AeadKey,
+        wrap: impl FnOnce(AnyKey) -> T,
+        key_of: impl FnOnce(&mut T) -> &mut AnyKey,
+    ) -> Box<T> {
+        AnyKey::boxed_in(
+            self.kind,
+            key.as_ref(),
+            self.backend,
+            self.hardening,
+            wrap,
+            key_of,
+        )
+        .expect("forced backend was checked at provider setup")
     }
 
     /// The kTLS view of a key: always the full 12-byte IV.

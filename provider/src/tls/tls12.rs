@@ -31,19 +31,27 @@ impl Tls12AeadAlgorithm for AeadChoice {
             Algorithm::ChaCha20Poly1305 => {
                 let iv = StaticIv::new(iv);
                 let guard = SealGuard::masked(&iv.nonce(0));
-                self.boxed(&key, |key| ChaChaEncrypter {
-                    sealer: Sealer { key, guard },
-                    iv,
-                })
+                self.boxed(
+                    &key,
+                    |key| ChaChaEncrypter {
+                        sealer: Sealer { key, guard },
+                        iv,
+                    },
+                    |e| &mut e.sealer.key,
+                )
             }
             // The 8 `extra` key-block bytes are unused: we send BE64(seq).
             _ => {
                 let salt = salt(iv);
                 let guard = SealGuard::salted(&salt);
-                self.boxed(&key, |key| GcmEncrypter {
-                    sealer: Sealer { key, guard },
-                    salt,
-                })
+                self.boxed(
+                    &key,
+                    |key| GcmEncrypter {
+                        sealer: Sealer { key, guard },
+                        salt,
+                    },
+                    |e| &mut e.sealer.key,
+                )
             }
         }
     }
@@ -53,17 +61,25 @@ impl Tls12AeadAlgorithm for AeadChoice {
         match self.kind {
             Algorithm::ChaCha20Poly1305 => {
                 let iv = StaticIv::new(iv);
-                self.boxed(&key, |key| ChaChaDecrypter {
-                    opener: Opener { key, guard },
-                    iv,
-                })
+                self.boxed(
+                    &key,
+                    |key| ChaChaDecrypter {
+                        opener: Opener { key, guard },
+                        iv,
+                    },
+                    |e| &mut e.opener.key,
+                )
             }
             _ => {
                 let salt = salt(iv);
-                self.boxed(&key, |key| GcmDecrypter {
-                    opener: Opener { key, guard },
-                    salt,
-                })
+                self.boxed(
+                    &key,
+                    |key| GcmDecrypter {
+                        opener: Opener { key, guard },
+                        salt,
+                    },
+                    |e| &mut e.opener.key,
+                )
             }
         }
     }

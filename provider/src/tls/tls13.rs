@@ -16,21 +16,29 @@ impl Tls13AeadAlgorithm for AeadChoice {
     fn encrypter(&self, key: AeadKey, iv: Iv) -> Box<dyn MessageEncrypter> {
         let iv = StaticIv::new(iv.as_ref());
         let guard = SealGuard::masked(&iv.nonce(0));
-        self.boxed(&key, |key| Tls13Encrypter {
-            sealer: Sealer { key, guard },
-            iv,
-        })
+        self.boxed(
+            &key,
+            |key| Tls13Encrypter {
+                sealer: Sealer { key, guard },
+                iv,
+            },
+            |e| &mut e.sealer.key,
+        )
     }
 
     fn decrypter(&self, key: AeadKey, iv: Iv) -> Box<dyn MessageDecrypter> {
         let iv = StaticIv::new(iv.as_ref());
-        self.boxed(&key, |key| Tls13Decrypter {
-            opener: Opener {
-                key,
-                guard: OpenGuard::new(),
+        self.boxed(
+            &key,
+            |key| Tls13Decrypter {
+                opener: Opener {
+                    key,
+                    guard: OpenGuard::new(),
+                },
+                iv,
             },
-            iv,
-        })
+            |e| &mut e.opener.key,
+        )
     }
 
     fn key_len(&self) -> usize {

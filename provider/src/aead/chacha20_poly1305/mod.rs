@@ -141,33 +141,39 @@ impl Blocks {
 }
 
 impl Engines {
-    /// The key on `backend`; `INLINE`: our engines keep the key words
-    /// inline (only inside a holder's box: `ChaCha20Poly1305::held`), else
-    /// in a box of their own. Inlined into the setup frame: a frame of its
-    /// own would deepen the scrub after every key.
-    #[inline(always)]
-    fn make<const INLINE: bool>(
-        key: &[u8; 32],
-        backend: Backend,
-        stack: &mut SetupStack,
-    ) -> Option<Self> {
-        // Elsewhere only `Base` runs, which marks no frame.
-        #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-        let _ = stack;
+    /// The key on `backend`, its words in a box of their own on our
+    /// engines (a standalone key, which its caller moves freely).
+    fn make(key: &[u8; 32], backend: Backend) -> Option<Self> {
         match backend {
             Backend::Base => Some(Self::Base(Base::new(Algorithm::ChaCha20Poly1305, key))),
             #[cfg(target_arch = "x86_64")]
-            Backend::X86Avx2 => x86_avx2::Key::new::<INLINE>(key, stack).map(Self::Avx2),
+            Backend::X86Avx2 => x86_avx2::Key::new(key).map(Self::Avx2),
             #[cfg(target_arch = "x86_64")]
-            Backend::X86Avx512 => x86_avx512::Key::new::<INLINE>(key, stack).map(Self::Avx512),
+            Backend::X86Avx512 => x86_avx512::Key::new(key).map(Self::Avx512),
             #[cfg(target_arch = "x86_64")]
-            Backend::X86Avx512Ifma => {
-                x86_avx512_ifma::Key::new::<INLINE>(key, stack).map(Self::Avx512Ifma)
-            }
+            Backend::X86Avx512Ifma => x86_avx512_ifma::Key::new(key).map(Self::Avx512Ifma),
             #[cfg(target_arch = "x86_64")]
-            Backend::X86Ssse3 => x86_ssse3::Key::new::<INLINE>(key, stack).map(Self::Ssse3),
+            Backend::X86Ssse3 => x86_ssse3::Key::new(key).map(Self::Ssse3),
             #[cfg(target_arch = "aarch64")]
-            Backend::Aarch64Neon => aarch64_neon::Key::new::<INLINE>(key, stack).map(Self::Neon),
+            Backend::Aarch64Neon => aarch64_neon::Key::new(key).map(Self::Neon),
+            _ => None,
+        }
+    }
+
+    /// An unkeyed key with inline words on one of our engines
+    /// (`Key::unkeyed`); `None` for `Base` and engines that cannot run here.
+    fn unkeyed(backend: Backend) -> Option<Self> {
+        match backend {
+            #[cfg(target_arch = "x86_64")]
+            Backend::X86Avx2 => x86_avx2::Key::unkeyed().map(Self::Avx2),
+            #[cfg(target_arch = "x86_64")]
+            Backend::X86Avx512 => x86_avx512::Key::unkeyed().map(Self::Avx512),
+            #[cfg(target_arch = "x86_64")]
+            Backend::X86Avx512Ifma => x86_avx512_ifma::Key::unkeyed().map(Self::Avx512Ifma),
+            #[cfg(target_arch = "x86_64")]
+            Backend::X86Ssse3 => x86_ssse3::Key::unkeyed().map(Self::Ssse3),
+            #[cfg(target_arch = "aarch64")]
+            Backend::Aarch64Neon => aarch64_neon::Key::unkeyed().map(Self::Neon),
             _ => None,
         }
     }
@@ -223,8 +229,9 @@ impl Engine for Engines {
         backend == Backend::Aarch64Neon
     }
 
-    fn new(key: &[u8; 32], backend: Backend, stack: &mut SetupStack) -> Option<Self> {
-        Self::make::<false>(key, backend, stack)
+    fn new(key: &[u8; 32], backend: Backend, _: &mut SetupStack) -> Option<Self> {
+        // No setup frame holds the words (`Key::new`): nothing to mark.
+        Self::make(key, backend)
     }
 
     // Where `Base` is the only engine, the pattern cannot fail.
@@ -280,19 +287,33 @@ aead_type!(
 );
 
 impl ChaCha20Poly1305 {
-    /// The key on `backend` with `hardening`, its words inline on our
-    /// engines, no scrub: made only inside the box of what holds it, in
-    /// that box's setup frame, which scrubs after it
-    /// (`AnyKey::boxed_in`): a move of the key moves its words.
-    pub(crate) fn held(
-        key: &[u8; 32],
-        backend: Backend,
-        hardening: Hardening,
-        stack: &mut SetupStack,
-    ) -> Option<Self> {
-        let mut engine = Engines::make::<true>(key, backend, stack)?;
+    /// The key on one of our engines with `hardening`, its words inline and
+    /// still zero: made only for a holder's box, where
+    /// [`ChaCha20Poly1305::key_in_place`] keys it (`AnyKey::boxed_in`).
+    /// `None` for `Base` and engines that cannot run here.
+    pub(crate) fn unkeyed(backend: Backend, hardening: Hardening) -> Option<Self> {
+        let mut engine = Engines::unkeyed(backend)?;
         engine.harden(hardening);
         Some(Self(engine))
+    }
+
+    /// Writes `key`'s words into this key where it lies (`Key::key_in_place`).
+    /// A `Base` key was keyed when made and is left as it is.
+    #[inline(always)]
+    pub(crate) fn key_in_place(&mut self, key: &[u8; 32]) {
+        match &mut self.0 {
+            Engines::Base(_) => {}
+            #[cfg(target_arch = "x86_64")]
+            Engines::Avx2(k) => k.key_in_place(key),
+            #[cfg(target_arch = "x86_64")]
+            Engines::Avx512(k) => k.key_in_place(key),
+            #[cfg(target_arch = "x86_64")]
+            Engines::Avx512Ifma(k) => k.key_in_place(key),
+            #[cfg(target_arch = "x86_64")]
+            Engines::Ssse3(k) => k.key_in_place(key),
+            #[cfg(target_arch = "aarch64")]
+            Engines::Neon(k) => k.key_in_place(key),
+        }
     }
 }
 

@@ -5,7 +5,7 @@
 use zeroize::Zeroizing;
 
 use super::{check, key_words, le_words, small_max, small_spills, Direction, Lanes};
-use crate::aead::secret::{self, Frame, SetupStack};
+use crate::aead::secret::{self, Frame};
 use crate::aead::{OpenError, NONCE_LEN, TAG_LEN};
 
 /// Keystream scratch of a size a backend's lane type sets (an array type
@@ -86,9 +86,8 @@ pub(crate) enum Words {
     /// In a box of their own: a standalone key, whose moves then move a
     /// pointer, not key words.
     Boxed(Box<Zeroizing<[u32; 8]>>),
-    /// Inline: a key made only inside its holder's box, in the holder's
-    /// setup frame, whose scrub covers the moves
-    /// (`AnyKey::boxed_in`).
+    /// Inline: a key that lives only inside its holder's box, made
+    /// unkeyed and keyed there (`AnyKey::boxed_in`).
     Inline(Zeroizing<[u32; 8]>),
 }
 
@@ -107,22 +106,43 @@ impl Words {
 pub(crate) struct Key<E: Entry>(Words, core::marker::PhantomData<E>);
 
 impl<E: Entry> Key<E> {
-    /// `None` unless this CPU has the backend's features. `INLINE`: the
-    /// words inline ([`Words::Inline`]), else boxed. A parameter, not an
-    /// argument: with both variants in one body, the compiler merged their
-    /// writes and stored key bytes into a boxed key's unused inline space
-    /// (aarch64, found by `tests/stack_residue.rs`).
-    pub(crate) fn new<const INLINE: bool>(key: &[u8; 32], stack: &mut SetupStack) -> Option<Self> {
+    /// `None` unless this CPU has the backend's features. The words in a
+    /// box of their own ([`Words::Boxed`]): a standalone key.
+    pub(crate) fn new(key: &[u8; 32]) -> Option<Self> {
         if !E::detected() {
             return None;
         }
-        let words = if INLINE {
-            stack.mark();
-            Words::Inline(Zeroizing::new(le_words(key)))
-        } else {
-            Words::Boxed(key_words(key))
+        Some(Self(
+            Words::Boxed(key_words(key)),
+            core::marker::PhantomData,
+        ))
+    }
+
+    /// A key whose words are inline and still zero: made with no key
+    /// material, moved into its holder's box, then keyed where it lies
+    /// ([`Key::key_in_place`]). `None` unless this CPU has the backend's
+    /// features.
+    pub(crate) fn unkeyed() -> Option<Self> {
+        if !E::detected() {
+            return None;
+        }
+        Some(Self(
+            Words::Inline(Zeroizing::new([0; 8])),
+            core::marker::PhantomData,
+        ))
+    }
+
+    /// Writes `key`'s words over this key's where it lies (in its holder's
+    /// box): from the caller's key straight to their place, through no
+    /// stack temporary, so no setup frame holds them and none is scrubbed
+    /// (`tests/stack_residue.rs` checks it).
+    #[inline(always)]
+    pub(crate) fn key_in_place(&mut self, key: &[u8; 32]) {
+        let words: &mut [u32; 8] = match &mut self.0 {
+            Words::Boxed(w) => w,
+            Words::Inline(w) => w,
         };
-        Some(Self(words, core::marker::PhantomData))
+        *words = le_words(key);
     }
 
     /// Scrubs the stack after a short record of `n` bytes: the frame the
