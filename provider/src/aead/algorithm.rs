@@ -133,9 +133,12 @@ impl AnyKey {
             // the allocation: no load of it is hoisted above `malloc`, where a
             // live key word would be saved across the call.
             let key = core::hint::black_box(key);
-            if let Self::ChaCha20Poly1305(k) = key_of(&mut boxed) {
-                k.key_in_place(key);
-            }
+            // A holder whose `key_of` missed the key would keep zero words:
+            // a panic, never a zero key.
+            let Self::ChaCha20Poly1305(k) = key_of(&mut boxed) else {
+                unreachable!("key_of finds the key wrap was given");
+            };
+            k.key_in_place(key);
             return Some(boxed);
         }
         secret::set_up(backend, hardening, |stack| {

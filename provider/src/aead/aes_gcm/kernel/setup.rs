@@ -146,15 +146,20 @@ impl<const NR: usize> RoundKeys<NR> {
         unsafe { mask_one::<NR>(&self.0 .0, input) }
     }
 
-    /// The first `B` bytes of the AES (ECB) encryption of each input,
-    /// eight blocks in flight; one block takes a path of its own.
+    /// The first five bytes of the AES (ECB) encryption of each input
+    /// (QUIC header-protection masks), eight blocks in flight; one block
+    /// takes [`RoundKeys::mask`]'s path.
     ///
     /// # Panics
-    /// If the lengths differ, or `B > 16`.
-    pub(crate) fn encrypt_prefix<const B: usize>(&self, inputs: &[[u8; 16]], out: &mut [[u8; B]]) {
-        assert!(inputs.len() == out.len() && B <= 16, "one output per input");
+    /// If the lengths differ.
+    pub(crate) fn encrypt_prefix(&self, inputs: &[[u8; 16]], out: &mut [[u8; 5]]) {
+        assert!(inputs.len() == out.len(), "one output per input");
+        if let ([input], [o]) = (inputs, &mut *out) {
+            *o = self.mask(input);
+            return;
+        }
         // SAFETY: a `RoundKeys` exists only where `new` detected the block features.
-        unsafe { ecb::<NR, B>(&self.0 .0, inputs, out) }
+        unsafe { ecb::<NR>(&self.0 .0, inputs, out) }
     }
 }
 
@@ -211,51 +216,42 @@ unsafe fn mask_one<const NR: usize>(rk: &[[u8; 16]; 15], input: &[u8; 16]) -> [u
     [a, b, c, d, e]
 }
 
-/// The first `B` bytes of AES-ECB of each input, up to eight blocks in
-/// flight (a lone block is encrypted alone). The full blocks exist only in
-/// registers and one 16-byte stack slot, wiped before returning.
+/// The first five bytes of AES-ECB of each input, up to eight blocks in
+/// flight. The full blocks exist only in registers and one 16-byte stack
+/// slot, wiped before returning.
 ///
 /// # Safety
 /// The CPU must have the block features (the features enabled
-/// here); `out.len() == inputs.len()` and `B <= 16`.
+/// here); `out.len() == inputs.len()`.
 #[cfg_attr(target_arch = "x86_64", target_feature(enable = "aes,pclmulqdq,ssse3"))]
 #[cfg_attr(target_arch = "aarch64", target_feature(enable = "aes,neon"))]
-pub(super) unsafe fn ecb<const NR: usize, const B: usize>(
+pub(super) unsafe fn ecb<const NR: usize>(
     rk: &[[u8; 16]; 15],
     inputs: &[[u8; 16]],
-    out: &mut [[u8; B]],
+    out: &mut [[u8; 5]],
 ) {
     // SAFETY: the block features are enabled on this fn (its contract); every load reads one whole `[u8;
     // 16]` (an input or a round key), every store writes the 16-byte `block`, and the volatile
     // write targets `block` itself.
     unsafe {
         let mut block = [0u8; 16];
-        if let ([input], [o]) = (inputs, &mut *out) {
-            let mut x = Block::loadu(input.as_ptr()).xor(arch::load(&rk[0]));
-            each_round!(Block::UNROLL_ROUNDS, NR, |r| {
-                x = x.aesenc(arch::load(&rk[r]));
-            });
-            x.aesenclast(arch::load(&rk[NR])).storeu(block.as_mut_ptr());
-            o.copy_from_slice(&block[..B]);
-        } else {
-            for (chunk, outs) in inputs.chunks(8).zip(out.chunks_mut(8)) {
-                let mut x = [arch::zero(); 8];
-                for (v, b) in x.iter_mut().zip(chunk) {
-                    *v = Block::loadu(b.as_ptr()).xor(arch::load(&rk[0]));
-                }
-                each_round!(Block::UNROLL_ROUNDS, NR, |r| {
-                    let k = arch::load(&rk[r]);
-                    for v in x.iter_mut() {
-                        *v = v.aesenc(k);
-                    }
-                });
-                let last = arch::load(&rk[NR]);
-                for (v, o) in x.iter().zip(outs.iter_mut()) {
-                    (v.aesenclast(last)).storeu(block.as_mut_ptr());
-                    o.copy_from_slice(&block[..B]);
-                }
-                wipe(&mut x);
+        for (chunk, outs) in inputs.chunks(8).zip(out.chunks_mut(8)) {
+            let mut x = [arch::zero(); 8];
+            for (v, b) in x.iter_mut().zip(chunk) {
+                *v = Block::loadu(b.as_ptr()).xor(arch::load(&rk[0]));
             }
+            each_round!(Block::UNROLL_ROUNDS, NR, |r| {
+                let k = arch::load(&rk[r]);
+                for v in x.iter_mut() {
+                    *v = v.aesenc(k);
+                }
+            });
+            let last = arch::load(&rk[NR]);
+            for (v, o) in x.iter().zip(outs.iter_mut()) {
+                (v.aesenclast(last)).storeu(block.as_mut_ptr());
+                o.copy_from_slice(&block[..5]);
+            }
+            wipe(&mut x);
         }
         core::ptr::write_volatile(&mut block, [0; 16]);
     }
