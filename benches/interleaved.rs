@@ -24,7 +24,8 @@
 //! 64,1024,16384,262144; client seals, server opens, see `tls_link.rs`) for
 //! the TLS 1.3 suites and the TLS 1.2 ECDHE-RSA AES-128-GCM and
 //! ChaCha20-Poly1305 ones on rustls-fusion, aws-lc-rs and ring (with
-//! `CPU_CLASS`, as for records; BoringSSL has no rustls provider).
+//! `CPU_CLASS`, as for records; BoringSSL has no rustls provider). `BASE=1`
+//! pins ours to `Base` for both AEADs.
 
 use std::hint::black_box;
 
@@ -180,6 +181,10 @@ fn tls(class: Option<&Class>) {
     if let Some(class) = class {
         providers[0].1 = rustls_fusion::provider_with_backends(class.aes_backend(), class.chacha)
             .expect("this CPU runs the class's engines");
+    }
+    if std::env::var_os("BASE").is_some() {
+        providers[0].1 = rustls_fusion::provider_with_backends(Backend::Base, Backend::Base)
+            .expect("Base runs everywhere");
     }
     println!(
         "ns per client write + server read: the best of {ROUNDS} rounds of interleaved bursts; \

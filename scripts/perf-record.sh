@@ -10,7 +10,8 @@
 #   - `Base` against the base provider (aws-lc-rs) alone;
 #   - QUIC per packet through rustls's `quic` objects, per class;
 #   - TLS writes through rustls (client write and server read) against
-#     rustls's aws-lc-rs and ring providers (benches/interleaved.rs, TLS=1);
+#     rustls's aws-lc-rs and ring providers (benches/interleaved.rs, TLS=1),
+#     on this CPU's engines and on `Base` (BASE=1);
 #   - key setup against aws-lc-rs, ring and BoringSSL, and full handshakes
 #     through rustls and quinn against aws-lc-rs (benches/keys.rs).
 # One file per CPU model, so a run on another machine adds its CPU instead
@@ -90,6 +91,14 @@ tmp=$(mktemp)
     echo "operation, benches/tls_link.rs)."
     echo
     TLS=1 taskset -c "$core" cargo bench -q -p rustls-fusion-benches --bench interleaved 2>/dev/null \
+        | sed -n '/^ns per/,$p'
+    echo
+    echo "### \`Base\` through rustls"
+    echo
+    echo "Command: \`BASE=1 TLS=1 taskset -c $core cargo bench -p rustls-fusion-benches --bench interleaved -- 64,1024,16384\`"
+    echo "(ours pinned to \`Base\` for both AEADs: what a CPU without our engines gets)."
+    echo
+    BASE=1 TLS=1 taskset -c "$core" cargo bench -q -p rustls-fusion-benches --bench interleaved -- 64,1024,16384 2>/dev/null \
         | sed -n '/^ns per/,$p'
     echo
     echo "## Key setup and handshakes"

@@ -91,22 +91,77 @@ impl Base {
         src: &[u8],
         buf: &mut [u8],
     ) -> [u8; TAG_LEN] {
-        // In place (`src` empty, every call but TLS 1.3's) no `memcpy` call.
-        if !src.is_empty() {
-            buf[..src.len()].copy_from_slice(src);
-        }
-        let tag = self
-            .0
-            .seal_in_place_separate_tag(
-                aead::Nonce::assume_unique_for_key(*nonce),
-                aead::Aad::from(aad),
-                buf,
-            )
-            .expect("message within the algorithm's length limit");
+        #[cfg(feature = "aws-lc-rs")]
+        let tag = self.seal_aws_lc(nonce, aad, src, buf);
+        #[cfg(all(feature = "ring", not(feature = "aws-lc-rs")))]
+        let tag = {
+            // In place (`src` empty, every call but TLS 1.3's) no `memcpy` call.
+            if !src.is_empty() {
+                buf[..src.len()].copy_from_slice(src);
+            }
+            let nonce = aead::Nonce::assume_unique_for_key(*nonce);
+            let tag = self
+                .0
+                .seal_in_place_separate_tag(nonce, aead::Aad::from(aad), buf)
+                .expect("message within the algorithm's length limit");
+            tag.as_ref().try_into().expect("16-byte tag")
+        };
         if self.2 {
             scrub(self.1);
         }
-        tag.as_ref().try_into().expect("16-byte tag")
+        tag
+    }
+
+    /// aws-lc-rs writes the tag straight into ours (no `Tag` to convert).
+    /// AES-GCM reads a separate `src` as it writes `buf` (no copy first):
+    /// the short tail after it (TLS's content type) goes in as aws-lc's
+    /// `extra_in`, its ciphertext and the tag come out in one small array.
+    /// ChaCha20-Poly1305 copies instead: aws-lc computes a whole keystream
+    /// block apart for any `extra_in`, slower than the copy (1 KiB TLS 1.3
+    /// writes 1,591 ns against 1,492, `BASE=1 TLS=1` interleaved bench).
+    #[cfg(feature = "aws-lc-rs")]
+    #[inline(always)]
+    fn seal_aws_lc(
+        &self,
+        nonce: &[u8; NONCE_LEN],
+        aad: &[u8],
+        src: &[u8],
+        buf: &mut [u8],
+    ) -> [u8; TAG_LEN] {
+        const TAIL_MAX: usize = 16;
+        let mut tag = [0; TAG_LEN];
+        let sealed = if src.is_empty() {
+            let nonce = aead::Nonce::assume_unique_for_key(*nonce);
+            self.0
+                .seal_in_place_scatter(nonce, aead::Aad::from(aad), buf, &[], &mut tag)
+        } else if self.1 != Algorithm::ChaCha20Poly1305
+            && src.len() <= buf.len()
+            && buf.len() <= src.len() + TAIL_MAX
+        {
+            let (out, tail) = buf.split_at_mut(src.len());
+            let mut extra = [0; TAIL_MAX + TAG_LEN];
+            let extra = &mut extra[..tail.len() + TAG_LEN];
+            let nonce = aead::Nonce::assume_unique_for_key(*nonce);
+            let sealed = self.0.seal_out_of_place_scatter(
+                nonce,
+                aead::Aad::from(aad),
+                src,
+                out,
+                tail,
+                extra,
+            );
+            let (sealed_tail, extra_tag) = extra.split_at(tail.len());
+            tail.copy_from_slice(sealed_tail);
+            tag.copy_from_slice(extra_tag);
+            sealed
+        } else {
+            buf[..src.len()].copy_from_slice(src);
+            let nonce = aead::Nonce::assume_unique_for_key(*nonce);
+            self.0
+                .seal_in_place_scatter(nonce, aead::Aad::from(aad), buf, &[], &mut tag)
+        };
+        sealed.expect("message within the algorithm's length limit");
+        tag
     }
 
     pub(crate) fn open(
@@ -155,6 +210,44 @@ impl Drop for Base {
             let bytes = (key as *mut core::mem::ManuallyDrop<aead::LessSafeKey>).cast::<u8>();
             for i in 0..core::mem::size_of::<aead::LessSafeKey>() {
                 core::ptr::write_volatile(bytes.add(i), 0);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A split seal (`src`, then a tail already in `buf`) gives what one
+    /// in-place seal of the whole message gives, for every tail length
+    /// around the out-of-place path's limit and both sides of it.
+    #[test]
+    fn split_seal_matches_in_place() {
+        for (alg, key_len) in [
+            (Algorithm::Aes128Gcm, 16),
+            (Algorithm::Aes256Gcm, 32),
+            (Algorithm::ChaCha20Poly1305, 32),
+        ] {
+            let key = Base::new(alg, &[0x42; 32][..key_len]);
+            for src_len in [1, 15, 16, 17, 513, 4099] {
+                for tail_len in 0..=40 {
+                    let msg: Vec<u8> = (0..src_len + tail_len)
+                        .map(|i| (i * 31 + 7) as u8)
+                        .collect();
+                    let nonce = [src_len as u8; NONCE_LEN];
+                    let aad = [tail_len as u8; 13];
+                    let mut whole = msg.clone();
+                    let want = key.seal(&nonce, &aad, &[], &mut whole);
+                    let mut buf = vec![0xa5; src_len];
+                    buf.extend_from_slice(&msg[src_len..]);
+                    let got = key.seal(&nonce, &aad, &msg[..src_len], &mut buf);
+                    assert_eq!(
+                        (got, &buf),
+                        (want, &whole),
+                        "{alg:?} {src_len} + {tail_len}"
+                    );
+                }
             }
         }
     }
