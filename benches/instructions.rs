@@ -10,7 +10,10 @@
 //! ```
 //! `ALG` is `aes128`, `aes256` or `chacha`; `BACKEND` a name from
 //! `Backend::name()`, or `aws-lc-rs`, `ring` or `boringssl` for those
-//! libraries' own AEAD (the references, counted the same way). Valgrind's CPU runs X86AesNi,
+//! libraries' own AEAD (the references, counted the same way). `ALG`
+//! `tls:<suite>` (e.g. `tls:TLS13_AES_128_GCM_SHA256`) counts rustls-level
+//! writes instead, `BACKEND` then `fusion`, `fusion-base`, `aws-lc-rs` or
+//! `ring`. Valgrind's CPU runs X86AesNi,
 //! X86Avx2, X86Ssse3 and Base only. On aarch64 `scripts/aarch64-counts.sh` counts the same
 //! way under qemu, with an instruction-counting plugin in place of callgrind.
 
@@ -83,6 +86,9 @@ fn main() {
             }
         }};
     }
+    if let Some(suite) = args[0].strip_prefix("tls:") {
+        return tls(suite, &args[1], size, records);
+    }
     let chacha = args[0] == "chacha";
     let key_len = if args[0] == "aes128" { 16 } else { 32 };
     let reference = match args[1].as_str() {
@@ -100,6 +106,42 @@ fn main() {
         "aes256" => run!(Aes256Gcm::with_backend(&[1; 32], backend())),
         "chacha" => run!(ChaCha20Poly1305::with_backend(&[1; 32], backend())),
         other => panic!("unknown algorithm {other}"),
+    }
+}
+
+/// `RECORDS` rustls-level writes of `SIZE` bytes (a client write and the
+/// server's read, `tls_link.rs`) on the suite named `suite` (as rustls
+/// prints it, e.g. `TLS13_AES_128_GCM_SHA256`), by `provider`: `fusion`,
+/// `fusion-base` (ours on `Base`), `aws-lc-rs` or `ring`. The handshake
+/// cancels out of the script's difference like key setup does.
+fn tls(suite: &str, provider: &str, size: usize, records: usize) {
+    use rustls::crypto::CryptoProvider;
+    use rustls_fusion_benches::tls_link::{own_suite, providers, Link};
+    let provider: CryptoProvider = match provider {
+        "fusion-base" => rustls_fusion::provider_with_backends(Backend::Base, Backend::Base)
+            .expect("Base runs everywhere"),
+        name => {
+            providers()
+                .into_iter()
+                .find(|(n, _)| *n == name)
+                .expect("fusion, fusion-base, aws-lc-rs or ring")
+                .1
+        }
+    };
+    let like = rustls_fusion::default_provider()
+        .cipher_suites
+        .into_iter()
+        .find(|s| format!("{:?}", s.suite()) == suite)
+        .expect("a suite name rustls prints");
+    let own = own_suite(&provider, like).expect("the provider has the suite");
+    let provider = CryptoProvider {
+        cipher_suites: vec![own],
+        ..provider
+    };
+    let mut link = Link::new(&provider, own, size);
+    let data = vec![0xab; size];
+    for _ in 0..records {
+        black_box(link.round(black_box(&data)));
     }
 }
 
