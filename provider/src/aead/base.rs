@@ -91,77 +91,82 @@ impl Base {
         src: &[u8],
         buf: &mut [u8],
     ) -> [u8; TAG_LEN] {
-        #[cfg(feature = "aws-lc-rs")]
-        let tag = self.seal_aws_lc(nonce, aad, src, buf);
-        #[cfg(all(feature = "ring", not(feature = "aws-lc-rs")))]
-        let tag = {
-            // In place (`src` empty, every call but TLS 1.3's) no `memcpy` call.
+        let tag = self.seal_apart(nonce, aad, src, buf).unwrap_or_else(|| {
+            // In place (`src` empty, every call but TLS's) no `memcpy` call.
             if !src.is_empty() {
                 buf[..src.len()].copy_from_slice(src);
             }
+            // Made after the copy: a nonce live across the call is spilled.
             let nonce = aead::Nonce::assume_unique_for_key(*nonce);
+            let aad = aead::Aad::from(aad);
+            // aws-lc-rs writes the tag straight into ours: no `Tag` to convert.
+            #[cfg(feature = "aws-lc-rs")]
+            let tag = {
+                let mut tag = [0; TAG_LEN];
+                self.0
+                    .seal_in_place_scatter(nonce, aad, buf, &[], &mut tag)
+                    .map(|()| tag)
+            };
+            #[cfg(all(feature = "ring", not(feature = "aws-lc-rs")))]
             let tag = self
                 .0
-                .seal_in_place_separate_tag(nonce, aead::Aad::from(aad), buf)
-                .expect("message within the algorithm's length limit");
-            tag.as_ref().try_into().expect("16-byte tag")
-        };
+                .seal_in_place_separate_tag(nonce, aad, buf)
+                .map(|tag| tag.as_ref().try_into().expect("16-byte tag"));
+            tag.expect("message within the algorithm's length limit")
+        });
         if self.2 {
             scrub(self.1);
         }
         tag
     }
 
-    /// aws-lc-rs writes the tag straight into ours (no `Tag` to convert).
-    /// AES-GCM reads a separate `src` as it writes `buf` (no copy first):
-    /// the short tail after it (TLS's content type) goes in as aws-lc's
-    /// `extra_in`, its ciphertext and the tag come out in one small array.
-    /// ChaCha20-Poly1305 copies instead: aws-lc computes a whole keystream
-    /// block apart for any `extra_in`, slower than the copy (1 KiB TLS 1.3
-    /// writes 1,591 ns against 1,492, `BASE=1 TLS=1` interleaved bench).
+    /// ring has no scatter seal: a separate `src` is always copied first.
+    #[cfg(all(feature = "ring", not(feature = "aws-lc-rs")))]
+    #[inline(always)]
+    fn seal_apart(
+        &self,
+        _: &[u8; NONCE_LEN],
+        _: &[u8],
+        _: &[u8],
+        _: &mut [u8],
+    ) -> Option<[u8; TAG_LEN]> {
+        None
+    }
+
+    /// AES-GCM on aws-lc-rs reads a separate `src` as it writes `buf` (no
+    /// copy first): the short tail after it (TLS's content type) goes in as
+    /// aws-lc's `extra_in`, its ciphertext and the tag come out in one small
+    /// array. `None` where that does not apply. ChaCha20-Poly1305 copies
+    /// instead: aws-lc computes a whole keystream block apart for any
+    /// `extra_in`, slower than the copy (1 KiB TLS 1.3 writes 1,591 ns
+    /// against 1,492, `BASE=1 TLS=1` interleaved bench).
     #[cfg(feature = "aws-lc-rs")]
     #[inline(always)]
-    fn seal_aws_lc(
+    fn seal_apart(
         &self,
         nonce: &[u8; NONCE_LEN],
         aad: &[u8],
         src: &[u8],
         buf: &mut [u8],
-    ) -> [u8; TAG_LEN] {
+    ) -> Option<[u8; TAG_LEN]> {
         const TAIL_MAX: usize = 16;
-        let mut tag = [0; TAG_LEN];
-        let sealed = if src.is_empty() {
-            let nonce = aead::Nonce::assume_unique_for_key(*nonce);
-            self.0
-                .seal_in_place_scatter(nonce, aead::Aad::from(aad), buf, &[], &mut tag)
-        } else if self.1 != Algorithm::ChaCha20Poly1305
-            && src.len() <= buf.len()
-            && buf.len() <= src.len() + TAIL_MAX
+        if src.is_empty()
+            || self.1 == Algorithm::ChaCha20Poly1305
+            || src.len() > buf.len()
+            || buf.len() > src.len() + TAIL_MAX
         {
-            let (out, tail) = buf.split_at_mut(src.len());
-            let mut extra = [0; TAIL_MAX + TAG_LEN];
-            let extra = &mut extra[..tail.len() + TAG_LEN];
-            let nonce = aead::Nonce::assume_unique_for_key(*nonce);
-            let sealed = self.0.seal_out_of_place_scatter(
-                nonce,
-                aead::Aad::from(aad),
-                src,
-                out,
-                tail,
-                extra,
-            );
-            let (sealed_tail, extra_tag) = extra.split_at(tail.len());
-            tail.copy_from_slice(sealed_tail);
-            tag.copy_from_slice(extra_tag);
-            sealed
-        } else {
-            buf[..src.len()].copy_from_slice(src);
-            let nonce = aead::Nonce::assume_unique_for_key(*nonce);
-            self.0
-                .seal_in_place_scatter(nonce, aead::Aad::from(aad), buf, &[], &mut tag)
-        };
-        sealed.expect("message within the algorithm's length limit");
-        tag
+            return None;
+        }
+        let (out, tail) = buf.split_at_mut(src.len());
+        let mut extra = [0; TAIL_MAX + TAG_LEN];
+        let extra = &mut extra[..tail.len() + TAG_LEN];
+        let nonce = aead::Nonce::assume_unique_for_key(*nonce);
+        self.0
+            .seal_out_of_place_scatter(nonce, aead::Aad::from(aad), src, out, tail, extra)
+            .expect("message within the algorithm's length limit");
+        let (sealed_tail, tag) = extra.split_at(tail.len());
+        tail.copy_from_slice(sealed_tail);
+        Some(tag.try_into().expect("16-byte tag"))
     }
 
     pub(crate) fn open(
