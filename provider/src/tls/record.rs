@@ -84,7 +84,8 @@ pub(crate) struct Sealer {
 }
 
 impl Sealer {
-    /// Builds one record payload: `explicit ‖ E(plaintext ‖ trailer) ‖ tag`.
+    /// Builds one record payload: `explicit ‖ E(plaintext ‖ inner_type) ‖ tag`
+    /// (TLS 1.3's inner content type, RFC 8446 §5.2; `None` for TLS 1.2).
     ///
     /// The nonce is checked first; on refusal nothing is sealed and rustls
     /// gets `EncryptError` (G10, G12). The engine reads a single-chunk
@@ -97,12 +98,15 @@ impl Sealer {
         aad: &[u8],
         explicit: &[u8],
         plaintext: &OutboundChunks<'_>,
-        trailer: &[u8],
+        inner_type: Option<u8>,
         payload_len: usize,
     ) -> Result<PrefixedPayload, Error> {
         self.guard.check(nonce).map_err(|_| Error::EncryptError)?;
         let mut payload = PrefixedPayload::with_capacity(payload_len);
-        payload.extend_from_slice(explicit);
+        // Each extend is an out-of-line call: none for TLS 1.3's empty one.
+        if !explicit.is_empty() {
+            payload.extend_from_slice(explicit);
+        }
         let src = match *plaintext {
             // rustls 0.23 gives no way to size the record buffer without
             // writing it; a zero fill is the cheapest such write. Short
@@ -119,11 +123,16 @@ impl Sealer {
                 &[]
             }
         };
-        payload.extend_from_slice(trailer);
-        let tag = self
-            .key
-            .seal_split(nonce, aad, src, &mut payload.as_mut()[explicit.len()..]);
-        payload.extend_from_slice(&tag);
+        // The inner content type and room for the tag in one extend; the
+        // tag is then stored where it goes, not appended by another call.
+        let tail = match inner_type {
+            Some(ty) => &[ty; 1 + TAG_LEN][..],
+            None => &[0; TAG_LEN][..],
+        };
+        payload.extend_from_slice(tail);
+        let sealed = &mut payload.as_mut()[explicit.len()..];
+        let (body, tag) = sealed.split_at_mut(sealed.len() - TAG_LEN);
+        tag.copy_from_slice(&self.key.seal_split(nonce, aad, src, body));
         debug_assert_eq!(payload.as_ref().len(), payload_len);
         Ok(payload)
     }

@@ -156,7 +156,7 @@ impl MessageEncrypter for GcmEncrypter {
         let aad = make_tls12_aad(seq, msg.typ, msg.version, msg.payload.len());
         let payload = self
             .sealer
-            .seal(&nonce, &aad, &explicit, &msg.payload, &[], payload_len)?;
+            .seal(&nonce, &aad, &explicit, &msg.payload, None, payload_len)?;
         Ok(OutboundOpaqueMessage::new(msg.typ, msg.version, payload))
     }
 
@@ -209,7 +209,7 @@ impl MessageEncrypter for ChaChaEncrypter {
         let aad = make_tls12_aad(seq, msg.typ, msg.version, msg.payload.len());
         let payload = self
             .sealer
-            .seal(&nonce, &aad, &[], &msg.payload, &[], payload_len)?;
+            .seal(&nonce, &aad, &[], &msg.payload, None, payload_len)?;
         Ok(OutboundOpaqueMessage::new(msg.typ, msg.version, payload))
     }
 

@@ -73,7 +73,7 @@ impl MessageEncrypter for Tls13Encrypter {
             &aad,
             &[],
             &msg.payload,
-            &msg.typ.to_array(),
+            Some(msg.typ.into()),
             payload_len,
         )?;
         Ok(OutboundOpaqueMessage::new(
