@@ -89,8 +89,9 @@ pub(crate) unsafe trait Lanes: Copy {
     /// `n` (at least 1) full batches in a loop of the lane type's own, with
     /// Karatsuba products whose halves are at `keys.hx`; `false` (nothing
     /// done) where the lane type has none. A seal (`!OPEN`) encrypts `input`
-    /// into `output` and hashes the batch before each, the 512 bytes below
-    /// `output`; an open hashes `input`, then decrypts it into `output`.
+    /// into `output` and hashes the batch before each, the `BATCH * 16`
+    /// bytes below `output`; an open hashes `input`, then decrypts it into
+    /// `output`.
     /// `acc` is the running GHASH value, `ctr` the next batch's counters
     /// (as [`Lanes::counters`]); both are updated.
     ///

@@ -1,11 +1,14 @@
 //! AES-GCM on VAES + VPCLMULQDQ with 256-bit AVX2 registers (two blocks per
 //! register, sixteen per batch): AMD Zen 3+, Intel Ice Lake+. The stitched
-//! kernel is in `kernel/`; this file supplies the ymm lane type.
+//! kernel is in `kernel/`; this file supplies the ymm lane type, whose
+//! opens run their full batches in an assembly loop (`stitched.rs`).
 #![allow(unsafe_code)]
 
 use core::arch::x86_64::*;
 
-use super::kernel::Lanes;
+use super::kernel::{BatchKeys, Lanes};
+
+mod stitched;
 
 super::kernel::backend!(
     features = "aes,pclmulqdq,ssse3,sse4.1,avx,avx2,vaes,vpclmulqdq",
@@ -17,8 +20,8 @@ super::kernel::backend!(
 
 /// Two blocks per ymm register (lane 0 is the earlier block).
 // SAFETY: every method uses AVX2, VAES or VPCLMULQDQ instructions (this backend's features) on
-// two blocks per ymm, and the pointer methods access exactly 32 (`loadu`, `storeu`) or 16
-// (`broadcast`) bytes.
+// two blocks per ymm; the pointer methods access exactly 32 (`loadu`, `storeu`) or 16
+// (`broadcast`) bytes, and `batches` what `Lanes::batches` allows.
 unsafe impl Lanes for __m256i {
     const BLOCKS: usize = 2;
     const REGS: usize = 8;
@@ -135,5 +138,24 @@ unsafe impl Lanes for __m256i {
         // SAFETY: register-only intrinsics; the CPU has AVX2, VAES and VPCLMULQDQ (`Lanes`
         // contract).
         unsafe { _mm256_setzero_si256() }
+    }
+    /// Opens run the assembly loop (docs/decisions.md, "The ymm batch loop").
+    #[inline(always)]
+    unsafe fn batches<const NR: usize, const OPEN: bool>(
+        keys: BatchKeys,
+        ctr: &mut Self,
+        acc: &mut __m128i,
+        input: *const u8,
+        output: *mut u8,
+        n: usize,
+    ) -> bool {
+        if !OPEN {
+            return false;
+        }
+        // SAFETY: the CPU has this backend's features, `keys` and the buffers are valid as
+        // `Lanes::batches` requires, which is what `stitched::batches` requires (`n >= 1`
+        // included).
+        unsafe { stitched::batches::<NR, OPEN>(keys, ctr, acc, input, output, n) };
+        true
     }
 }
