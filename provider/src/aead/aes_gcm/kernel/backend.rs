@@ -2,7 +2,7 @@
 //! `backend!` implements for each backend) and the key type over them,
 //! written once ([`Key`]).
 
-use super::{scrub_batches, Extra, Lanes, RoundKeys, ALWAYS, NEVER};
+use super::{scrub_batches, seal_loop, Extra, Lanes, RoundKeys, ALWAYS, LOOP, NEVER};
 use crate::aead::secret::{self, Frame, SetupStack};
 use crate::aead::{OpenError, NONCE_LEN, TAG_LEN};
 
@@ -27,11 +27,11 @@ pub(crate) unsafe trait Entry<const NR: usize> {
         key: &[u8],
         stack: &mut SetupStack,
     );
-    /// A seal compiled with one batch loop (`HOIST`, `record.rs`): `NEVER`
-    /// for seals of fewer than `Lanes::HOIST_SEAL_FROM` bytes, `ALWAYS` for
-    /// the rest, each instance a frame of its own, so that the shorter
-    /// seals' frame (scrubbed after each record) holds none of the
-    /// hoisting loop's spill slots.
+    /// A seal compiled with one batch loop (`HOIST`, `record.rs`'s
+    /// `seal_loop`): `ALWAYS` from `Lanes::HOIST_SEAL_FROM` bytes, `LOOP`
+    /// from `Lanes::HALVES_SEAL_FROM`, `NEVER` below both, each instance a
+    /// frame of its own, so that the shorter seals' frame (scrubbed after
+    /// each record) holds none of the other loops' spill slots and arrays.
     unsafe fn seal<const HOIST: u8>(
         key: &Self::Data,
         nonce: &[u8; NONCE_LEN],
@@ -110,10 +110,10 @@ impl<E: Entry<NR>, const NR: usize> Key<E, NR> {
         let mut frame = Frame::enter();
         // SAFETY: a `Key` exists only where `new` detected the features.
         let (tag, bottom) = unsafe {
-            if buf.len() >= <E::Lanes as Lanes>::HOIST_SEAL_FROM {
-                E::seal::<ALWAYS>(&self.0, nonce, aad, src, buf)
-            } else {
-                E::seal::<NEVER>(&self.0, nonce, aad, src, buf)
+            match seal_loop::<E::Lanes>(buf.len()) {
+                ALWAYS => E::seal::<ALWAYS>(&self.0, nonce, aad, src, buf),
+                LOOP => E::seal::<LOOP>(&self.0, nonce, aad, src, buf),
+                _ => E::seal::<NEVER>(&self.0, nonce, aad, src, buf),
             }
         };
         Self::scrub_seal(&mut frame, buf.len(), bottom);
@@ -156,10 +156,10 @@ impl<E: Entry<NR>, const NR: usize> Key<E, NR> {
         let mut frame = Frame::enter();
         // SAFETY: as for `seal`.
         let (out, bottom) = unsafe {
-            if buf.len() >= <E::Lanes as Lanes>::HOIST_SEAL_FROM {
-                E::seal_with_block::<ALWAYS>(&self.0, nonce, aad, buf, extra)
-            } else {
-                E::seal_with_block::<NEVER>(&self.0, nonce, aad, buf, extra)
+            match seal_loop::<E::Lanes>(buf.len()) {
+                ALWAYS => E::seal_with_block::<ALWAYS>(&self.0, nonce, aad, buf, extra),
+                LOOP => E::seal_with_block::<LOOP>(&self.0, nonce, aad, buf, extra),
+                _ => E::seal_with_block::<NEVER>(&self.0, nonce, aad, buf, extra),
             }
         };
         Self::scrub_seal(&mut frame, buf.len(), bottom);

@@ -181,6 +181,7 @@ pub(super) unsafe fn seal_batches<
     const P: usize,
     const X: usize,
     const HOIST: bool,
+    const LOOP: bool,
 >(
     key: &KeyData<V, NR, P, X>,
     ctr: Block,
@@ -212,8 +213,10 @@ pub(super) unsafe fn seal_batches<
             }
         };
         let mut hx = [V::zero(); MAX_REGS];
+        // Only the `LOOP` instance makes halves: in the others' frames the
+        // array and the loop's call slowed the short seals (record.rs, `LOOP`).
         // (Not `bool::then`: a closure does not get the caller's target features.)
-        let halves = if end >= V::HALVES_SEAL_FROM {
+        let halves = if LOOP && end >= V::HALVES_SEAL_FROM {
             Some(record_halves(key, &mut hx))
         } else {
             None

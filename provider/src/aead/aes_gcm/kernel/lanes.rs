@@ -46,12 +46,15 @@ pub(crate) unsafe trait Lanes: Copy {
     /// zmm engine, whose XORs fuse three ways, is faster schoolbook
     /// (docs/decisions.md, "GHASH products (zmm)").
     const KARATSUBA: bool = true;
-    /// Seals and opens of at least this many bytes of whole batches make
-    /// the Karatsuba halves of a batch's powers once per record, on the
-    /// stack, where a key does not store them (`usize::MAX`: never; each
-    /// use then makes its own, a shuffle and an XOR per register).
+    /// Seals of at least this many bytes (and fewer than
+    /// `HOIST_SEAL_FROM`) make the Karatsuba halves of a batch's powers
+    /// once per record, on the stack, and run their full batches after the
+    /// first in [`Lanes::batches`], in an entry-point instance of their own
+    /// (`record.rs`, `LOOP`); `usize::MAX`: never (each use then makes its
+    /// own halves, a shuffle and an XOR per register).
     const HALVES_SEAL_FROM: usize = usize::MAX;
-    /// As `HALVES_SEAL_FROM`, for opens.
+    /// As `HALVES_SEAL_FROM`, for opens of at least this many bytes of
+    /// whole batches (one instance for every open).
     const HALVES_OPEN_FROM: usize = usize::MAX;
     unsafe fn loadu(p: *const u8) -> Self;
     unsafe fn storeu(self, p: *mut u8);

@@ -90,31 +90,31 @@ pub(super) unsafe fn crypt<
             };
             buf[from_src..src.len()].copy_from_slice(&src[from_src..]);
             let ctr = j0.add_ctr(1);
+            // One seal batch loop, by `seal_batches`'s `HOIST` and `LOOP`.
+            macro_rules! seal_with {
+                ($hoist:literal, $loop_:literal) => {
+                    seal_batches::<V, NR, P, X, $hoist, $loop_>(
+                        key,
+                        ctr,
+                        acc,
+                        src.as_ptr(),
+                        from_src,
+                        buf.as_mut_ptr(),
+                        main_end,
+                        half,
+                    )
+                };
+            }
             let (ctr, acc_main) = match dir {
                 // Large records of a lane type that measures faster with the
                 // round keys and hash powers hoisted out of the batch loop
                 // (and spilled: the caller scrubs the stack, see
                 // `Lanes::HOIST_SEAL_FROM`).
-                Direction::Seal if hoists::<V, HOIST>(n) => seal_batches::<V, NR, P, X, true>(
-                    key,
-                    ctr,
-                    acc,
-                    src.as_ptr(),
-                    from_src,
-                    buf.as_mut_ptr(),
-                    main_end,
-                    half,
-                ),
-                Direction::Seal => seal_batches::<V, NR, P, X, false>(
-                    key,
-                    ctr,
-                    acc,
-                    src.as_ptr(),
-                    from_src,
-                    buf.as_mut_ptr(),
-                    main_end,
-                    half,
-                ),
+                Direction::Seal if hoists::<V, HOIST>(n) => seal_with!(true, false),
+                // The lane type's own loop, with halves made per record
+                // (`Lanes::batches`, `Lanes::HALVES_SEAL_FROM`).
+                Direction::Seal if loops::<V, HOIST>(n) => seal_with!(false, true),
+                Direction::Seal => seal_with!(false, false),
                 Direction::Open if V::HOIST_OPEN_FROM < usize::MAX && n >= V::HOIST_OPEN_FROM => {
                     open_batches::<V, NR, P, X, true>(
                         key,
@@ -263,22 +263,51 @@ unsafe fn wide_tail<V: Lanes, const NR: usize, const P: usize, const X: usize, c
 
 /// Which seal batch loop a seal compiles (`crypt`'s `HOIST`): the one that
 /// reloads round keys and powers (`NEVER`), the one that hoists them
-/// (`ALWAYS`), or both, chosen by length (`BY_LENGTH`, at
-/// `Lanes::HOIST_SEAL_FROM`). The backends' seal entry points are split by
-/// length so that each frame holds one loop's spill slots: with both, the
-/// ymm seal's frame was 2 KiB and its scrub after every record 2.5 KiB
-/// (docs/decisions.md, "AES-GCM batches").
+/// (`ALWAYS`), the lane type's own loop with halves made per record
+/// (`LOOP`, [`Lanes::batches`]), or all of them, chosen by length
+/// (`BY_LENGTH`, at `Lanes::HOIST_SEAL_FROM` and `Lanes::HALVES_SEAL_FROM`).
+/// The backends' seal entry points are split by length so that each frame
+/// holds one loop's spill slots and arrays: with the hoisting loop beside
+/// the other, the ymm seal's frame was 2 KiB and its scrub after every
+/// record 2.5 KiB; with the assembly loop's halves beside the reloading
+/// loop, the ymm seals of 256–768 B ran 5–15 % slower (docs/decisions.md,
+/// "AES-GCM batches", "The ymm batch loop").
 pub(crate) const NEVER: u8 = 0;
 pub(crate) const ALWAYS: u8 = 1;
 pub(crate) const BY_LENGTH: u8 = 2;
+pub(crate) const LOOP: u8 = 3;
+
+/// Which of the three a seal of `n` bytes runs on lane type `V`: the
+/// `HOIST` instance [`Key::seal`](super::Key) calls.
+#[inline(always)]
+pub(crate) fn seal_loop<V: Lanes>(n: usize) -> u8 {
+    if n >= V::HOIST_SEAL_FROM {
+        ALWAYS
+    } else if n >= V::HALVES_SEAL_FROM {
+        LOOP
+    } else {
+        NEVER
+    }
+}
 
 /// Whether a seal of `n` bytes compiled with `HOIST` hoists.
 #[inline(always)]
 fn hoists<V: Lanes, const HOIST: u8>(n: usize) -> bool {
     match HOIST {
-        NEVER => false,
         ALWAYS => true,
-        _ => n >= V::HOIST_SEAL_FROM,
+        BY_LENGTH => seal_loop::<V>(n) == ALWAYS,
+        _ => false,
+    }
+}
+
+/// Whether a seal of `n` bytes compiled with `HOIST` runs the lane type's
+/// own loop (where it does not hoist).
+#[inline(always)]
+fn loops<V: Lanes, const HOIST: u8>(n: usize) -> bool {
+    match HOIST {
+        LOOP => true,
+        BY_LENGTH => seal_loop::<V>(n) == LOOP,
+        _ => false,
     }
 }
 

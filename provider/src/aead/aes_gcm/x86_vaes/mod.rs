@@ -1,7 +1,8 @@
 //! AES-GCM on VAES + VPCLMULQDQ with 256-bit AVX2 registers (two blocks per
 //! register, sixteen per batch): AMD Zen 3+, Intel Ice Lake+. The stitched
 //! kernel is in `kernel/`; this file supplies the ymm lane type, whose
-//! opens run their full batches in an assembly loop (`stitched.rs`).
+//! records of 2 KiB to 4 KiB (seals) and from 768 B (opens) run their full
+//! batches in an assembly loop (`stitched.rs`).
 #![allow(unsafe_code)]
 
 use core::arch::x86_64::*;
@@ -26,6 +27,10 @@ unsafe impl Lanes for __m256i {
     const BLOCKS: usize = 2;
     const REGS: usize = 8;
     const HOIST_SEAL_FROM: usize = 4096;
+    // The assembly loop reads halves made per record (`Lanes::batches`):
+    // seals from 2 KiB to `HOIST_SEAL_FROM`, opens from 768 B
+    // (docs/decisions.md, "The ymm batch loop").
+    const HALVES_SEAL_FROM: usize = 2048;
     const HALVES_OPEN_FROM: usize = 768;
     #[inline(always)]
     unsafe fn loadu(p: *const u8) -> Self {
@@ -139,7 +144,8 @@ unsafe impl Lanes for __m256i {
         // contract).
         unsafe { _mm256_setzero_si256() }
     }
-    /// Opens run the assembly loop (docs/decisions.md, "The ymm batch loop").
+    /// Full batches run the assembly loop (docs/decisions.md, "The ymm
+    /// batch loop").
     #[inline(always)]
     unsafe fn batches<const NR: usize, const OPEN: bool>(
         keys: BatchKeys,
@@ -149,9 +155,6 @@ unsafe impl Lanes for __m256i {
         output: *mut u8,
         n: usize,
     ) -> bool {
-        if !OPEN {
-            return false;
-        }
         // SAFETY: the CPU has this backend's features, `keys` and the buffers are valid as
         // `Lanes::batches` requires, which is what `stitched::batches` requires (`n >= 1`
         // included).
