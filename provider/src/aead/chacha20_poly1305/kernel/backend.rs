@@ -220,8 +220,9 @@ pub(crate) struct Blocks<E: Entry>(Zeroizing<[u32; 8]>, core::marker::PhantomDat
 impl<E: Entry> Blocks<E> {
     /// `None` unless this CPU has the backend's features. Inlined into the
     /// holder's setup frame, the words go from the key straight into the
-    /// holder's box and no frame holds them (`tests/stack_residue.rs`
-    /// checks it), so it marks no setup frame and no scrub follows.
+    /// holder's box on x86-64, where no frame holds them and no scrub
+    /// follows; on aarch64 the holder's setup frame is scrubbed
+    /// (`aead::block`; `tests/stack_residue.rs` checks both).
     #[inline(always)]
     pub(crate) fn new(key: &[u8; 32]) -> Option<Self> {
         if !E::detected() {
