@@ -110,10 +110,10 @@ pub(super) unsafe fn crypt<
                 // round keys and hash powers hoisted out of the batch loop
                 // (and spilled: the caller scrubs the stack, see
                 // `Lanes::HOIST_SEAL_FROM`).
-                Direction::Seal if hoists::<V, HOIST>(n) => seal_with!(true, false),
+                Direction::Seal if runs::<V, HOIST>(n) == ALWAYS => seal_with!(true, false),
                 // The lane type's own loop, with halves made per record
                 // (`Lanes::batches`, `Lanes::HALVES_SEAL_FROM`).
-                Direction::Seal if loops::<V, HOIST>(n) => seal_with!(false, true),
+                Direction::Seal if runs::<V, HOIST>(n) == LOOP => seal_with!(false, true),
                 Direction::Seal => seal_with!(false, false),
                 Direction::Open if V::HOIST_OPEN_FROM < usize::MAX && n >= V::HOIST_OPEN_FROM => {
                     open_batches::<V, NR, P, X, true>(
@@ -290,24 +290,14 @@ pub(crate) fn seal_loop<V: Lanes>(n: usize) -> u8 {
     }
 }
 
-/// Whether a seal of `n` bytes compiled with `HOIST` hoists.
+/// The loop a seal of `n` bytes compiled with `HOIST` runs: `HOIST`
+/// itself, or [`seal_loop`]'s choice where it is `BY_LENGTH`.
 #[inline(always)]
-fn hoists<V: Lanes, const HOIST: u8>(n: usize) -> bool {
-    match HOIST {
-        ALWAYS => true,
-        BY_LENGTH => seal_loop::<V>(n) == ALWAYS,
-        _ => false,
-    }
-}
-
-/// Whether a seal of `n` bytes compiled with `HOIST` runs the lane type's
-/// own loop (where it does not hoist).
-#[inline(always)]
-fn loops<V: Lanes, const HOIST: u8>(n: usize) -> bool {
-    match HOIST {
-        LOOP => true,
-        BY_LENGTH => seal_loop::<V>(n) == LOOP,
-        _ => false,
+fn runs<V: Lanes, const HOIST: u8>(n: usize) -> u8 {
+    if HOIST == BY_LENGTH {
+        seal_loop::<V>(n)
+    } else {
+        HOIST
     }
 }
 
@@ -330,7 +320,7 @@ fn load_round_keys(rk: &[[u8; 16]; 15]) -> [Block; 15] {
 }
 
 /// Seal with lane type `V` and `NR` AES rounds; `HOIST` says which batch
-/// loop it compiles ([`hoists`]).
+/// loop it compiles ([`runs`]).
 ///
 /// # Safety
 /// The CPU has the block features and `V`'s features (the module's
