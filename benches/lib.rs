@@ -54,10 +54,15 @@ pub struct Class {
 
 impl Class {
     /// Our AES-GCM engine on this class as this CPU runs it: `aes`, or for
-    /// the zmm engine whichever of its two GHASH schedules this CPU prefers
-    /// (`X86Vaes512Karatsuba` on Zen 5, listed first there).
+    /// the zmm engine whichever of its three GHASH schedules this CPU prefers
+    /// (`X86Vaes512Karatsuba` on Zen 5, `X86Vaes512Hybrid` on Zen 4, listed
+    /// first there).
     pub fn aes_backend(&self) -> Backend {
-        let zmm = [Backend::X86Vaes512, Backend::X86Vaes512Karatsuba];
+        let zmm = [
+            Backend::X86Vaes512,
+            Backend::X86Vaes512Karatsuba,
+            Backend::X86Vaes512Hybrid,
+        ];
         if !zmm.contains(&self.aes) {
             return self.aes;
         }

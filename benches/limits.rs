@@ -339,6 +339,9 @@ HY 256
         k_add_lz "lat vpaddd zmm" "avx512f" zmm 96.0 ".rept 96; vpaddd zmm0, zmm0, zmm1; .endr";
         k_shuf_ly "lat vpshufb ymm" "avx2" ymm 96.0 ".rept 96; vpshufb ymm0, ymm0, ymm1; .endr";
         k_rol_lz "lat vprold zmm" "avx512f" zmm 96.0 ".rept 96; vprold zmm0, zmm0, 7; .endr";
+        k_rol_ly "lat vprold ymm" "avx512f,avx512vl" zmm 96.0 ".rept 96; vprold ymm0, ymm0, 7; .endr";
+        k_rol_lx "lat vprold xmm" "avx512f,avx512vl" zmm 96.0 ".rept 96; vprold xmm0, xmm0, 7; .endr";
+        k_shuf_lx "lat vpshufb xmm" "avx" ymm 96.0 ".rept 96; vpshufb xmm0, xmm0, xmm1; .endr";
         k_poly_l "lat Poly1305 step" "bmi2" gpr 8.0 ".rept 8; PB r8, r9, r10, 0; .endr";
     }
 

@@ -26,12 +26,15 @@ pub(crate) struct Features {
     pub avx512ifma: bool,
     /// SSSE3 (`pshufb`): the 4-way ChaCha20 engine.
     pub ssse3: bool,
-    /// `vaes_clmul512` on a core that issues `vpclmulqdq` on zmm at half
-    /// `vaesenc`'s rate (one per 2 cycles against 2 per cycle): AMD Zen 5,
-    /// recognised as AMD (SSE4a, which Intel never had) with
-    /// AVX512-VP2INTERSECT (which Zen 4 lacks). Decides the zmm AES-GCM
-    /// engine's GHASH schedule (docs/decisions.md, "GHASH products (zmm)").
+    /// `vaes_clmul512` on a core that issues `vpclmulqdq` on zmm once per
+    /// 2 cycles: AMD (SSE4a, which Intel never had), Zen 4 and Zen 5.
+    /// With `aes512_dual`, decides the zmm AES-GCM engine's GHASH schedule
+    /// (docs/decisions.md, "GHASH products (zmm)").
     pub clmul512_half_rate: bool,
+    /// `clmul512_half_rate` on a core that also issues `vaesenc` on zmm
+    /// twice a cycle: AMD Zen 5, recognised by AVX512-VP2INTERSECT (which
+    /// Zen 4 lacks; Zen 4 issues one a cycle).
+    pub aes512_dual: bool,
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -68,9 +71,8 @@ impl Features {
         let avx512ifma = avx512 && std::is_x86_feature_detected!("avx512ifma");
         let aes_clmul_avx = aes_clmul && cpuid_avx::get();
         let ssse3 = cpuid_ssse3::get();
-        let clmul512_half_rate = vaes_clmul512
-            && std::is_x86_feature_detected!("sse4a")
-            && std::is_x86_feature_detected!("avx512vp2intersect");
+        let clmul512_half_rate = vaes_clmul512 && std::is_x86_feature_detected!("sse4a");
+        let aes512_dual = clmul512_half_rate && std::is_x86_feature_detected!("avx512vp2intersect");
         Self {
             aes_clmul,
             aes_clmul_avx,
@@ -81,6 +83,7 @@ impl Features {
             avx512ifma,
             ssse3,
             clmul512_half_rate,
+            aes512_dual,
         }
     }
 }

@@ -27,13 +27,16 @@ fn vaes_cpus_get_the_vaes_engine() {
     // (AMD Zen 3): detection must still pick a VAES engine there.
     if has("vaes") && has("vpclmulqdq") && has("avx2") {
         let avx512 = has("avx512f") && has("avx512bw") && has("avx512vl");
-        // Zen 5 (AMD's SSE4a with AVX512-VP2INTERSECT) issues `vpclmulqdq`
-        // on zmm at half `vaesenc`'s rate: the Karatsuba schedule first.
-        let half_rate_clmul = has("sse4a") && has("avx512_vp2intersect");
-        let want = match (avx512, half_rate_clmul) {
-            (true, true) => Backend::X86Vaes512Karatsuba,
-            (true, false) => Backend::X86Vaes512,
-            (false, _) => Backend::X86Vaes,
+        // AMD (SSE4a) issues `vpclmulqdq` on zmm once per 2 cycles: Zen 5
+        // (with AVX512-VP2INTERSECT, `vaesenc` zmm twice a cycle) runs the
+        // Karatsuba schedule first, Zen 4 the hybrid one.
+        let amd = has("sse4a");
+        let zen5 = amd && has("avx512_vp2intersect");
+        let want = match (avx512, amd, zen5) {
+            (true, true, true) => Backend::X86Vaes512Karatsuba,
+            (true, true, false) => Backend::X86Vaes512Hybrid,
+            (true, false, _) => Backend::X86Vaes512,
+            (false, _, _) => Backend::X86Vaes,
         };
         assert_eq!(Aes128Gcm::new(&[0; 16]).backend(), want);
         assert_eq!(Aes256Gcm::new(&[0; 32]).backend(), want);
@@ -64,11 +67,25 @@ fn backend_lists_match_the_cpus_own_flags() {
     let avx512 = avx2 && has(&["avx512f", "avx512bw", "avx512vl"]);
     let mut want_aes = Vec::new();
     if vaes && avx512 {
-        // Both schedules of the zmm engine, the CPU's preferred one first.
+        // The zmm engine's three schedules, the CPU's preferred one first.
         if has(&["sse4a", "avx512_vp2intersect"]) {
-            want_aes.extend([Backend::X86Vaes512Karatsuba, Backend::X86Vaes512]);
+            want_aes.extend([
+                Backend::X86Vaes512Karatsuba,
+                Backend::X86Vaes512,
+                Backend::X86Vaes512Hybrid,
+            ]);
+        } else if has(&["sse4a"]) {
+            want_aes.extend([
+                Backend::X86Vaes512Hybrid,
+                Backend::X86Vaes512Karatsuba,
+                Backend::X86Vaes512,
+            ]);
         } else {
-            want_aes.extend([Backend::X86Vaes512, Backend::X86Vaes512Karatsuba]);
+            want_aes.extend([
+                Backend::X86Vaes512,
+                Backend::X86Vaes512Karatsuba,
+                Backend::X86Vaes512Hybrid,
+            ]);
         }
     }
     if vaes {

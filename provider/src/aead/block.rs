@@ -88,6 +88,7 @@ impl BlockKey {
                 | Backend::X86Vaes
                 | Backend::X86Vaes512
                 | Backend::X86Vaes512Karatsuba
+                | Backend::X86Vaes512Hybrid
                 | Backend::Aarch64Aes
         );
         match alg {

@@ -64,8 +64,13 @@ pub enum Backend {
     X86Vaes512,
     /// `X86Vaes512` with GHASH products by Karatsuba (three carry-less
     /// multiplies a block): preferred where `vpclmulqdq` on zmm issues at
-    /// half `vaesenc`'s rate (AMD Zen 5). Listed wherever `X86Vaes512` is.
+    /// a quarter of `vaesenc`'s rate (AMD Zen 5). Listed wherever
+    /// `X86Vaes512` is.
     X86Vaes512Karatsuba,
+    /// `X86Vaes512` below 6 KiB seals and 4 KiB opens, `X86Vaes512Karatsuba`'s
+    /// loop from there: preferred where `vpclmulqdq` on zmm issues at half
+    /// `vaesenc`'s rate (AMD Zen 4). Listed wherever `X86Vaes512` is.
+    X86Vaes512Hybrid,
     /// ChaCha20-Poly1305 on AVX2, stitched with scalar Poly1305 (x86-64).
     X86Avx2,
     /// ChaCha20-Poly1305 on AVX-512 (zmm, 16 blocks), stitched likewise.
@@ -88,12 +93,13 @@ pub enum Backend {
 impl Backend {
     /// Every backend, on any CPU (each type's `backends()` lists the ones
     /// that run here).
-    pub const ALL: [Backend; 11] = [
+    pub const ALL: [Backend; 12] = [
         Backend::Base,
         Backend::X86AesNi,
         Backend::X86Vaes,
         Backend::X86Vaes512,
         Backend::X86Vaes512Karatsuba,
+        Backend::X86Vaes512Hybrid,
         Backend::X86Avx2,
         Backend::X86Avx512,
         Backend::X86Avx512Ifma,
@@ -110,6 +116,7 @@ impl Backend {
             Self::X86Vaes => "x86-vaes",
             Self::X86Vaes512 => "x86-vaes512",
             Self::X86Vaes512Karatsuba => "x86-vaes512-karatsuba",
+            Self::X86Vaes512Hybrid => "x86-vaes512-hybrid",
             Self::X86Avx2 => "x86-avx2",
             Self::X86Avx512 => "x86-avx512",
             Self::X86Avx512Ifma => "x86-avx512-ifma",

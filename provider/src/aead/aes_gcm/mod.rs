@@ -62,6 +62,10 @@ pub(crate) enum AesGcm<const KEY_LEN: usize> {
     Vaes512K128(x86_vaes512::karatsuba::Key<10>),
     #[cfg(target_arch = "x86_64")]
     Vaes512K256(x86_vaes512::karatsuba::Key<14>),
+    #[cfg(target_arch = "x86_64")]
+    Vaes512H128(x86_vaes512::hybrid::Key<10>),
+    #[cfg(target_arch = "x86_64")]
+    Vaes512H256(x86_vaes512::hybrid::Key<14>),
     // The aarch64 engine's two builds, as the AES-NI engine's.
     #[cfg(target_arch = "aarch64")]
     Aarch64Sha3Aes128(aarch64_aes::sha3::Key<10>),
@@ -106,6 +110,10 @@ macro_rules! each_engine {
             Self::Vaes512K128($k) => $body,
             #[cfg(target_arch = "x86_64")]
             Self::Vaes512K256($k) => $body,
+            #[cfg(target_arch = "x86_64")]
+            Self::Vaes512H128($k) => $body,
+            #[cfg(target_arch = "x86_64")]
+            Self::Vaes512H256($k) => $body,
         }
     };
 }
@@ -116,6 +124,7 @@ impl<const KEY_LEN: usize> Engine for AesGcm<KEY_LEN> {
     #[cfg(target_arch = "x86_64")]
     const ORDER: &'static [Backend] = &[
         Backend::X86Vaes512Karatsuba,
+        Backend::X86Vaes512Hybrid,
         Backend::X86Vaes512,
         Backend::X86Vaes,
         Backend::X86AesNi,
@@ -131,7 +140,9 @@ impl<const KEY_LEN: usize> Engine for AesGcm<KEY_LEN> {
         {
             let cpu = Features::get();
             match backend {
-                Backend::X86Vaes512 | Backend::X86Vaes512Karatsuba => cpu.vaes_clmul512,
+                Backend::X86Vaes512 | Backend::X86Vaes512Karatsuba | Backend::X86Vaes512Hybrid => {
+                    cpu.vaes_clmul512
+                }
                 Backend::X86Vaes => cpu.vaes_clmul256,
                 Backend::X86AesNi => cpu.aes_clmul,
                 _ => backend == Backend::Base,
@@ -150,13 +161,19 @@ impl<const KEY_LEN: usize> Engine for AesGcm<KEY_LEN> {
         }
     }
 
-    /// The zmm engine's two GHASH schedules: Karatsuba first, where the
-    /// core issues `vpclmulqdq` on zmm at half `vaesenc`'s rate, schoolbook
-    /// first elsewhere (docs/decisions.md, "GHASH products (zmm)").
+    /// The zmm engine's three GHASH schedules: Karatsuba first where the
+    /// core issues `vpclmulqdq` on zmm at a quarter of `vaesenc`'s rate
+    /// (Zen 5), hybrid first where at half (Zen 4), schoolbook first
+    /// elsewhere (docs/decisions.md, "GHASH products (zmm)").
     fn demoted(backend: Backend) -> bool {
         #[cfg(target_arch = "x86_64")]
         {
-            backend == Backend::X86Vaes512Karatsuba && !Features::get().clmul512_half_rate
+            let cpu = Features::get();
+            match backend {
+                Backend::X86Vaes512Karatsuba => !(cpu.clmul512_half_rate && cpu.aes512_dual),
+                Backend::X86Vaes512Hybrid => !cpu.clmul512_half_rate || cpu.aes512_dual,
+                _ => false,
+            }
         }
         #[cfg(target_arch = "aarch64")]
         {
@@ -214,6 +231,14 @@ impl<const KEY_LEN: usize> Engine for AesGcm<KEY_LEN> {
             (Backend::X86Vaes512Karatsuba, false) => {
                 Self::Vaes512K256(x86_vaes512::karatsuba::Key::new(key, stack)?)
             }
+            #[cfg(target_arch = "x86_64")]
+            (Backend::X86Vaes512Hybrid, true) => {
+                Self::Vaes512H128(x86_vaes512::hybrid::Key::new(key, stack)?)
+            }
+            #[cfg(target_arch = "x86_64")]
+            (Backend::X86Vaes512Hybrid, false) => {
+                Self::Vaes512H256(x86_vaes512::hybrid::Key::new(key, stack)?)
+            }
             // The SHA-3 build where the CPU has SHA-3, else the plain one.
             #[cfg(target_arch = "aarch64")]
             (Backend::Aarch64Aes, true) => match aarch64_aes::sha3::Key::new(key, stack) {
@@ -252,6 +277,8 @@ impl<const KEY_LEN: usize> Engine for AesGcm<KEY_LEN> {
             Self::Vaes512_128(_) | Self::Vaes512_256(_) => Backend::X86Vaes512,
             #[cfg(target_arch = "x86_64")]
             Self::Vaes512K128(_) | Self::Vaes512K256(_) => Backend::X86Vaes512Karatsuba,
+            #[cfg(target_arch = "x86_64")]
+            Self::Vaes512H128(_) | Self::Vaes512H256(_) => Backend::X86Vaes512Hybrid,
             #[cfg(target_arch = "aarch64")]
             Self::Aarch64Sha3Aes128(_)
             | Self::Aarch64Sha3Aes256(_)

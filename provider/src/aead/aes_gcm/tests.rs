@@ -110,6 +110,7 @@ fn block_counter_wraps_mod_2_32() {
                 if cpu.vaes_clmul512 {
                     got.push(("vaes512", sealed!(x86_vaes512::schoolbook)));
                     got.push(("vaes512-karatsuba", sealed!(x86_vaes512::karatsuba)));
+                    got.push(("vaes512-hybrid", sealed!(x86_vaes512::hybrid)));
                 }
                 for (name, (ct, tag)) in got {
                     assert_eq!(

@@ -2,7 +2,7 @@
 //! `backend!` implements for each backend) and the key type over them,
 //! written once ([`Key`]).
 
-use super::{scrub_batches, seal_loop, Extra, Lanes, RoundKeys, ALWAYS, LOOP, NEVER};
+use super::{scrub_batches, seal_loop, Extra, Lanes, RoundKeys, ALWAYS, BY_LENGTH, LOOP, NEVER};
 use crate::aead::secret::{self, Frame, SetupStack};
 use crate::aead::{OpenError, NONCE_LEN, TAG_LEN};
 
@@ -39,7 +39,11 @@ pub(crate) unsafe trait Entry<const NR: usize> {
         src: &[u8],
         buf: &mut [u8],
     ) -> ([u8; TAG_LEN], usize);
-    unsafe fn open(
+    /// An open compiled with the lane type's own loop (`LOOP`, from
+    /// `Lanes::HALVES_OPEN_FROM` bytes), without it (`NEVER`), or with it
+    /// chosen by length (`BY_LENGTH`, one instance for every open where
+    /// the lane type does not set `Lanes::SPLIT_OPEN`).
+    unsafe fn open<const HOIST: u8>(
         key: &Self::Data,
         nonce: &[u8; NONCE_LEN],
         aad: &[u8],
@@ -129,7 +133,15 @@ impl<E: Entry<NR>, const NR: usize> Key<E, NR> {
     ) -> Result<(), OpenError> {
         let mut frame = Frame::enter();
         // SAFETY: as for `seal`.
-        let (ok, bottom) = unsafe { E::open(&self.0, nonce, aad, buf, tag) };
+        let (ok, bottom) = unsafe {
+            if !<E::Lanes as Lanes>::SPLIT_OPEN {
+                E::open::<BY_LENGTH>(&self.0, nonce, aad, buf, tag)
+            } else if buf.len() >= <E::Lanes as Lanes>::HALVES_OPEN_FROM {
+                E::open::<LOOP>(&self.0, nonce, aad, buf, tag)
+            } else {
+                E::open::<NEVER>(&self.0, nonce, aad, buf, tag)
+            }
+        };
         scrub_batches(&mut frame, buf.len(), bottom);
         ok.then_some(()).ok_or(OpenError)
     }
@@ -246,7 +258,7 @@ macro_rules! backend {
             }
 
             #[target_feature(enable = $features)]
-            unsafe fn open(
+            unsafe fn open<const HOIST: u8>(
                 key: &KeyData<NR>,
                 nonce: &[u8; $crate::aead::NONCE_LEN],
                 aad: &[u8],
@@ -255,7 +267,11 @@ macro_rules! backend {
             ) -> (bool, usize) {
                 let bottom = $crate::aead::secret::stack_pointer();
                 // SAFETY: as for `seal`.
-                let ok = unsafe { $crate::aead::aes_gcm::kernel::open(key, nonce, aad, buf, tag) };
+                let ok = unsafe {
+                    $crate::aead::aes_gcm::kernel::open::<_, NR, $powers, $hx, HOIST>(
+                        key, nonce, aad, buf, tag,
+                    )
+                };
                 (ok, bottom)
             }
 

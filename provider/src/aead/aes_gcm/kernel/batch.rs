@@ -325,6 +325,7 @@ pub(super) unsafe fn open_batches<
     const P: usize,
     const X: usize,
     const HOIST: bool,
+    const LOOP: bool,
 >(
     key: &KeyData<V, NR, P, X>,
     ctr: Block,
@@ -344,7 +345,8 @@ pub(super) unsafe fn open_batches<
         };
         let mut hx = [V::zero(); MAX_REGS];
         // (Not `bool::then`: a closure does not get the caller's target features.)
-        let halves = if end >= V::HALVES_OPEN_FROM {
+        // Only the `LOOP` instance makes halves (as for seals).
+        let halves = if LOOP && end >= V::HALVES_OPEN_FROM {
             Some(record_halves(key, &mut hx))
         } else {
             None
@@ -352,19 +354,19 @@ pub(super) unsafe fn open_batches<
         // Schoolbook products only in long opens (two loops, so that each
         // is compiled for one kind of product): a short open is bound by
         // its batches' latency, which the fourth multiply lengthens.
+        // The lane type's own loop, if it has one, takes every full batch.
+        if let Some(hx) = halves {
+            let n = end / (V::BATCH * 16);
+            let keys = batch_keys(key, hx);
+            if n > 0 && V::batches::<NR, true>(keys, &mut cur.ctr, &mut cur.acc, buf, buf, n) {
+                cur.off = end;
+            }
+        }
         if !V::KARATSUBA && end >= SCHOOLBOOK_OPEN_FROM {
             while cur.off < end {
                 open_one::<_, NR, P, X, HOIST>(key, &mut cur, V::REGS, buf, halves, true);
             }
         } else {
-            // The lane type's own loop, if it has one, takes every full batch.
-            if let Some(hx) = halves {
-                let n = end / (V::BATCH * 16);
-                let keys = batch_keys(key, hx);
-                if n > 0 && V::batches::<NR, true>(keys, &mut cur.ctr, &mut cur.acc, buf, buf, n) {
-                    cur.off = end;
-                }
-            }
             while cur.off < end {
                 open_one::<_, NR, P, X, HOIST>(key, &mut cur, V::REGS, buf, halves, false);
             }

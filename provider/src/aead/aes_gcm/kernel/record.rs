@@ -105,6 +105,19 @@ pub(super) unsafe fn crypt<
                     )
                 };
             }
+            // One open batch loop, by `open_batches`'s `HOIST` and `LOOP`.
+            macro_rules! open_with {
+                ($hoist:literal, $loop_:literal) => {
+                    open_batches::<V, NR, P, X, $hoist, $loop_>(
+                        key,
+                        ctr,
+                        acc,
+                        buf.as_mut_ptr(),
+                        main_end,
+                        half,
+                    )
+                };
+            }
             let (ctr, acc_main) = match dir {
                 // Large records of a lane type that measures faster with the
                 // round keys and hash powers hoisted out of the batch loop
@@ -116,23 +129,11 @@ pub(super) unsafe fn crypt<
                 Direction::Seal if runs::<V, HOIST>(n) == LOOP => seal_with!(false, true),
                 Direction::Seal => seal_with!(false, false),
                 Direction::Open if V::HOIST_OPEN_FROM < usize::MAX && n >= V::HOIST_OPEN_FROM => {
-                    open_batches::<V, NR, P, X, true>(
-                        key,
-                        ctr,
-                        acc,
-                        buf.as_mut_ptr(),
-                        main_end,
-                        half,
-                    )
+                    open_with!(true, false)
                 }
-                Direction::Open => open_batches::<V, NR, P, X, false>(
-                    key,
-                    ctr,
-                    acc,
-                    buf.as_mut_ptr(),
-                    main_end,
-                    half,
-                ),
+                // The lane type's own loop, in the open instances that have it.
+                Direction::Open if HOIST == LOOP || HOIST == BY_LENGTH => open_with!(false, true),
+                Direction::Open => open_with!(false, false),
             };
             acc = acc_main;
             // The tail's whole registers on the lane type (wide lanes: at
@@ -414,13 +415,22 @@ pub(crate) unsafe fn seal_with_j0<V: Lanes, const NR: usize, const P: usize, con
 }
 
 /// Open with lane type `V` and `NR` AES rounds; zeroes `buf` on failure.
+/// `HOIST` is `NEVER` for the instance without the lane type's own loop
+/// ([`Lanes::batches`]), `LOOP` or `BY_LENGTH` for one whose opens from
+/// `Lanes::HALVES_OPEN_FROM` run it (`Lanes::SPLIT_OPEN`).
 ///
 /// # Safety
 /// The CPU has the block features and `V`'s features (the module's
 /// contract: the backends call this from their `#[target_feature]` entry
 /// points).
 #[inline(always)]
-pub(crate) unsafe fn open<V: Lanes, const NR: usize, const P: usize, const X: usize>(
+pub(crate) unsafe fn open<
+    V: Lanes,
+    const NR: usize,
+    const P: usize,
+    const X: usize,
+    const HOIST: u8,
+>(
     key: &KeyData<V, NR, P, X>,
     nonce: &[u8; NONCE_LEN],
     aad: &[u8],
@@ -429,7 +439,7 @@ pub(crate) unsafe fn open<V: Lanes, const NR: usize, const P: usize, const X: us
 ) -> bool {
     // SAFETY: as for `seal`.
     unsafe {
-        let (expected, _) = crypt::<V, NR, P, X, false, BY_LENGTH>(
+        let (expected, _) = crypt::<V, NR, P, X, false, HOIST>(
             key,
             j0(nonce),
             aad,

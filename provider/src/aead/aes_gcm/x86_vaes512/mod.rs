@@ -4,11 +4,13 @@
 //! instructions per byte. Preferred only where AVX-512 is present; CPUs
 //! that downclock on 512-bit vectors can pin `X86Vaes` instead.
 //!
-//! Two builds, two backends: `X86Vaes512` multiplies GHASH schoolbook
+//! Three builds, three backends: `X86Vaes512` multiplies GHASH schoolbook
 //! (four `vpclmulqdq` a register), `X86Vaes512Karatsuba` by Karatsuba
-//! (three, with the powers' halves made once per record). Which is faster
-//! depends on the core's `vpclmulqdq` rate beside its `vaesenc` rate; key
-//! setup prefers one by the CPU (docs/decisions.md, "GHASH products (zmm)").
+//! (three, with the powers' halves made once per record) in the assembly
+//! loop, and `X86Vaes512Hybrid` schoolbook below 6 KiB seals and 4 KiB
+//! opens, the Karatsuba loop from there. Which is fastest depends on the
+//! core's `vpclmulqdq` and `vaesenc` rates; key setup prefers one by the
+//! CPU (docs/decisions.md, "GHASH products (zmm)").
 #![allow(unsafe_code)]
 
 use core::arch::x86_64::*;
@@ -17,46 +19,70 @@ use super::kernel::{BatchKeys, Lanes};
 
 mod stitched;
 
+/// The backend of schedule `$s`: the zmm lanes with it, one key layout
+/// (32 powers, no stored halves) for all three.
+macro_rules! zmm_backend {
+    ($s:path) => {
+        super::super::kernel::backend!(
+            features = "aes,pclmulqdq,ssse3,sse4.1,avx,avx2,avx512f,avx512bw,avx512vl,vaes,vpclmulqdq",
+            lanes = super::Zmm<{ $s }>,
+            powers = 32,
+            hx = 0,
+            detected = vaes_clmul512
+        );
+    };
+}
+
 /// Schoolbook GHASH products.
 pub(super) mod schoolbook {
-    super::super::kernel::backend!(
-        features = "aes,pclmulqdq,ssse3,sse4.1,avx,avx2,avx512f,avx512bw,avx512vl,vaes,vpclmulqdq",
-        lanes = super::Zmm<false>,
-        powers = 32,
-        hx = 0,
-        detected = vaes_clmul512
-    );
+    zmm_backend!(super::SCHOOLBOOK);
 }
 
 /// Karatsuba GHASH products.
 pub(super) mod karatsuba {
-    super::super::kernel::backend!(
-        features = "aes,pclmulqdq,ssse3,sse4.1,avx,avx2,avx512f,avx512bw,avx512vl,vaes,vpclmulqdq",
-        lanes = super::Zmm<true>,
-        powers = 32,
-        hx = 0,
-        detected = vaes_clmul512
-    );
+    zmm_backend!(super::KARATSUBA);
 }
 
+/// Schoolbook products below the Karatsuba loop's lengths, the loop from
+/// them.
+pub(super) mod hybrid {
+    zmm_backend!(super::HYBRID);
+}
+
+/// The GHASH schedules, `Zmm`'s parameter.
+const SCHOOLBOOK: u8 = 0;
+const KARATSUBA: u8 = 1;
+const HYBRID: u8 = 2;
+
 /// Four blocks per zmm register (lane 0 is the earliest block), GHASH
-/// products by Karatsuba if `KARATSUBA`.
+/// products by schedule `S` (`SCHOOLBOOK`, `KARATSUBA` or `HYBRID`).
 #[derive(Clone, Copy)]
 #[repr(transparent)]
-pub(crate) struct Zmm<const KARATSUBA: bool>(__m512i);
+pub(crate) struct Zmm<const S: u8>(__m512i);
 
 // SAFETY: every method uses AVX-512F/BW/VL, VAES or VPCLMULQDQ instructions (this backend's
 // features) on four blocks per zmm; the pointer methods access exactly 64 (`loadu`,
 // `storeu`) or 16 (`broadcast`) bytes, and `batches` what `Lanes::batches` allows.
-unsafe impl<const K: bool> Lanes for Zmm<K> {
+unsafe impl<const S: u8> Lanes for Zmm<S> {
     const BLOCKS: usize = 4;
     const REGS: usize = 8;
     const HOIST_SEAL_FROM: usize = usize::MAX;
-    const KARATSUBA: bool = K;
+    const KARATSUBA: bool = S == KARATSUBA;
     // The assembly loop hashes with halves made per record: from the first
-    // record it runs on (docs/decisions.md, "The zmm batch loop").
-    const HALVES_SEAL_FROM: usize = if K { 1024 } else { usize::MAX };
-    const HALVES_OPEN_FROM: usize = if K { 512 } else { usize::MAX };
+    // record it runs on (docs/decisions.md, "The zmm batch loop"); the
+    // hybrid schedule from where it beat the schoolbook kernel on Zen 4
+    // ("GHASH products (zmm)").
+    const HALVES_SEAL_FROM: usize = match S {
+        KARATSUBA => 1024,
+        HYBRID => 6144,
+        _ => usize::MAX,
+    };
+    const HALVES_OPEN_FROM: usize = match S {
+        KARATSUBA => 512,
+        HYBRID => 4096,
+        _ => usize::MAX,
+    };
+    const SPLIT_OPEN: bool = true;
     #[inline(always)]
     unsafe fn loadu(p: *const u8) -> Self {
         // SAFETY: the CPU has AVX-512F/BW/VL, VAES and VPCLMULQDQ and `p` is valid for reads of
@@ -171,7 +197,7 @@ unsafe impl<const K: bool> Lanes for Zmm<K> {
         // (`Lanes` contract).
         unsafe { Self(_mm512_setzero_si512()) }
     }
-    /// The Karatsuba schedule's batches run the assembly loop.
+    /// The Karatsuba and hybrid schedules' batches run the assembly loop.
     #[inline(always)]
     unsafe fn batches<const NR: usize, const OPEN: bool>(
         keys: BatchKeys,
@@ -181,7 +207,7 @@ unsafe impl<const K: bool> Lanes for Zmm<K> {
         output: *mut u8,
         n: usize,
     ) -> bool {
-        if !K {
+        if S == SCHOOLBOOK {
             return false;
         }
         // SAFETY: the CPU has this backend's features, `keys` and the buffers are valid as
