@@ -212,8 +212,8 @@ pub(crate) trait Engine: Sized + Send + Sync {
     fn runs(backend: Backend) -> bool;
 
     /// Whether `backend`, which runs here, is slower on this CPU than the
-    /// next one in `ORDER` that runs (two schedules of one engine, where
-    /// the faster depends on the microarchitecture): it is then listed and
+    /// next one in `ORDER` that runs (schedules of one engine, where the
+    /// fastest depends on the microarchitecture): it is then listed and
     /// chosen after that one.
     fn demoted(backend: Backend) -> bool {
         let _ = backend;

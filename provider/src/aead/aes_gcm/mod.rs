@@ -164,14 +164,16 @@ impl<const KEY_LEN: usize> Engine for AesGcm<KEY_LEN> {
     /// The zmm engine's three GHASH schedules: Karatsuba first where the
     /// core issues `vpclmulqdq` on zmm at a quarter of `vaesenc`'s rate
     /// (Zen 5), hybrid first where at half (Zen 4), schoolbook first
-    /// elsewhere (docs/decisions.md, "GHASH products (zmm)").
+    /// elsewhere (Intel) (docs/decisions.md, "GHASH products (zmm)").
     fn demoted(backend: Backend) -> bool {
         #[cfg(target_arch = "x86_64")]
         {
             let cpu = Features::get();
             match backend {
                 Backend::X86Vaes512Karatsuba => !(cpu.clmul512_half_rate && cpu.aes512_dual),
-                Backend::X86Vaes512Hybrid => !cpu.clmul512_half_rate || cpu.aes512_dual,
+                // Below Karatsuba on Zen 5, above the schoolbook build it
+                // extends everywhere but Intel.
+                Backend::X86Vaes512Hybrid => !cpu.clmul512_half_rate,
                 _ => false,
             }
         }
@@ -366,6 +368,10 @@ impl<const KEY_LEN: usize> AesGcm<KEY_LEN> {
             (Self::Vaes512K128(k), Aes128(rk)) => k.seal_with_block(nonce, aad, buf, rk, at),
             #[cfg(target_arch = "x86_64")]
             (Self::Vaes512K256(k), Aes256(rk)) => k.seal_with_block(nonce, aad, buf, rk, at),
+            #[cfg(target_arch = "x86_64")]
+            (Self::Vaes512H128(k), Aes128(rk)) => k.seal_with_block(nonce, aad, buf, rk, at),
+            #[cfg(target_arch = "x86_64")]
+            (Self::Vaes512H256(k), Aes256(rk)) => k.seal_with_block(nonce, aad, buf, rk, at),
             _ => return None,
         })
     }

@@ -58,7 +58,7 @@ pub(crate) unsafe trait Lanes: Copy {
     const HALVES_OPEN_FROM: usize = usize::MAX;
     /// Opens from `HALVES_OPEN_FROM` bytes run an entry-point instance of
     /// their own (`record.rs`, `LOOP`), the shorter ones one without the
-    /// loop: the zmm engine's short opens ran 3–10 % slower in the loop's
+    /// loop: the zmm engine's short opens ran 3–8 % slower in the loop's
     /// frame. Otherwise one instance runs every open (the ymm and xmm
     /// engines' opens at 768 B–1 KiB measured 1–2 % slower split).
     const SPLIT_OPEN: bool = false;

@@ -82,7 +82,7 @@ unsafe impl<const S: u8> Lanes for Zmm<S> {
         HYBRID => 4096,
         _ => usize::MAX,
     };
-    const SPLIT_OPEN: bool = true;
+    const SPLIT_OPEN: bool = S != SCHOOLBOOK;
     #[inline(always)]
     unsafe fn loadu(p: *const u8) -> Self {
         // SAFETY: the CPU has AVX-512F/BW/VL, VAES and VPCLMULQDQ and `p` is valid for reads of
