@@ -2,7 +2,9 @@
 //! `backend!` implements for each backend) and the key type over them,
 //! written once ([`Key`]).
 
-use super::{scrub_batches, seal_loop, Extra, Lanes, RoundKeys, ALWAYS, BY_LENGTH, LOOP, NEVER};
+use super::{
+    open_loop, scrub_batches, seal_loop, Extra, Lanes, RoundKeys, ALWAYS, BY_LENGTH, LOOP, NEVER,
+};
 use crate::aead::secret::{self, Frame, SetupStack};
 use crate::aead::{OpenError, NONCE_LEN, TAG_LEN};
 
@@ -134,12 +136,10 @@ impl<E: Entry<NR>, const NR: usize> Key<E, NR> {
         let mut frame = Frame::enter();
         // SAFETY: as for `seal`.
         let (ok, bottom) = unsafe {
-            if !<E::Lanes as Lanes>::SPLIT_OPEN {
-                E::open::<BY_LENGTH>(&self.0, nonce, aad, buf, tag)
-            } else if buf.len() >= <E::Lanes as Lanes>::HALVES_OPEN_FROM {
-                E::open::<LOOP>(&self.0, nonce, aad, buf, tag)
-            } else {
-                E::open::<NEVER>(&self.0, nonce, aad, buf, tag)
+            match open_loop::<E::Lanes>(buf.len()) {
+                LOOP => E::open::<LOOP>(&self.0, nonce, aad, buf, tag),
+                NEVER => E::open::<NEVER>(&self.0, nonce, aad, buf, tag),
+                _ => E::open::<BY_LENGTH>(&self.0, nonce, aad, buf, tag),
             }
         };
         scrub_batches(&mut frame, buf.len(), bottom);

@@ -351,9 +351,6 @@ pub(super) unsafe fn open_batches<
         } else {
             None
         };
-        // Schoolbook products only in long opens (two loops, so that each
-        // is compiled for one kind of product): a short open is bound by
-        // its batches' latency, which the fourth multiply lengthens.
         // The lane type's own loop, if it has one, takes every full batch.
         if let Some(hx) = halves {
             let n = end / (V::BATCH * 16);
@@ -362,6 +359,9 @@ pub(super) unsafe fn open_batches<
                 cur.off = end;
             }
         }
+        // Schoolbook products only in long opens (two loops, so that each
+        // is compiled for one kind of product): a short open is bound by
+        // its batches' latency, which the fourth multiply lengthens.
         if !V::KARATSUBA && end >= SCHOOLBOOK_OPEN_FROM {
             while cur.off < end {
                 open_one::<_, NR, P, X, HOIST>(key, &mut cur, V::REGS, buf, halves, true);

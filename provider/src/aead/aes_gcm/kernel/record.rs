@@ -291,6 +291,21 @@ pub(crate) fn seal_loop<V: Lanes>(n: usize) -> u8 {
     }
 }
 
+/// Which open instance [`Key::open`](super::Key) calls for `n` bytes on
+/// lane type `V`: one for every open (`BY_LENGTH`), or, where the lane
+/// type splits them (`Lanes::SPLIT_OPEN`), `LOOP` from
+/// `Lanes::HALVES_OPEN_FROM` and `NEVER` below.
+#[inline(always)]
+pub(crate) fn open_loop<V: Lanes>(n: usize) -> u8 {
+    if !V::SPLIT_OPEN {
+        BY_LENGTH
+    } else if n >= V::HALVES_OPEN_FROM {
+        LOOP
+    } else {
+        NEVER
+    }
+}
+
 /// The loop a seal of `n` bytes compiled with `HOIST` runs: `HOIST`
 /// itself, or [`seal_loop`]'s choice where it is `BY_LENGTH`.
 #[inline(always)]
