@@ -88,4 +88,8 @@ step "provider tests (ring base), with the audit hooks (stack residue)"
 $cargo test --release --target $target -p rustls-fusion --no-default-features --features ring,audit
 
 step "rustls end-to-end tests"
-$cargo test --release --target $target -p tls-tests
+# Under qemu, quinn's 50 MB-per-suite interop test takes 90 s; every_backend
+# still moves 4 MB of every suite through each backend pair against
+# aws-lc-rs (ours the client on one pair, the server on the next), with key
+# updates.
+$cargo test --release --target $target -p tls-tests -- --skip every_suite_ours_on_either_end_and_both

@@ -37,16 +37,22 @@ cargo clippy -p rustls-fusion --all-targets --features audit,fuzzing -- -D warni
 step "tests"
 cargo test --workspace
 
+# Later steps select the workspace, or reuse a release build, wherever they
+# can: `-p` resolves another feature set, and with it rebuilds the whole
+# dependency graph (aws-lc-sys and BoringSSL included).
 step "the backends this machine runs, checked against /proc/cpuinfo"
-cargo test -p rustls-fusion --test backends -- --nocapture --test-threads=1
+cargo test --workspace --test backends -- --nocapture --test-threads=1
 
-step "provider tests on the ring base provider"
-cargo test -p rustls-fusion --no-default-features --features ring
-
-step "no key material left on the stack (release builds at opt-level 3 and 2, both base providers)"
+step "no key material left on the stack (release builds, our crate at opt-level 3 and 2, both base providers)"
 cargo test --release -p rustls-fusion --features audit --test stack_residue
-CARGO_PROFILE_RELEASE_OPT_LEVEL=2 cargo test --release -p rustls-fusion --features audit --test stack_residue
+cargo test --release -p rustls-fusion --features audit --test stack_residue \
+    --config 'profile.release.package.rustls-fusion.opt-level=2'
 cargo test --release -p rustls-fusion --no-default-features --features ring,audit --test stack_residue
+
+step "provider tests on the ring base provider (release dependencies, our crate with debug assertions and overflow checks)"
+cargo test --release -p rustls-fusion --no-default-features --features ring \
+    --config 'profile.release.package.rustls-fusion.debug-assertions=true' \
+    --config 'profile.release.package.rustls-fusion.overflow-checks=true'
 
 step "constant time, measured: dudect-style timing of every backend this CPU runs, with a positive control (release)"
 # Pinned to the last core where taskset exists (fewer migrations).
