@@ -60,6 +60,7 @@ unsafe impl Lanes for __m128i {
     const BLOCKS: usize = 1;
     const REGS: usize = 8;
     const HOIST_SEAL_FROM: usize = usize::MAX;
+    const FUSE_LAST: bool = true;
     #[inline(always)]
     unsafe fn loadu(p: *const u8) -> Self {
         // SAFETY: the CPU has AES-NI, PCLMULQDQ and SSSE3 and `p` is valid for reads of 16

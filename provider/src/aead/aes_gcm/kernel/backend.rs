@@ -3,7 +3,8 @@
 //! written once ([`Key`]).
 
 use super::{
-    open_loop, scrub_batches, seal_loop, Extra, Lanes, RoundKeys, ALWAYS, BY_LENGTH, LOOP, NEVER,
+    open_loop, scrub_batches, seal_loop, Extra, Lanes, RoundKeys, ALWAYS, BY_LENGTH, LAST, LOOP,
+    NEVER,
 };
 use crate::aead::secret::{self, Frame, SetupStack};
 use crate::aead::{OpenError, NONCE_LEN, TAG_LEN};
@@ -31,9 +32,10 @@ pub(crate) unsafe trait Entry<const NR: usize> {
     );
     /// A seal compiled with one batch loop (`HOIST`, `record.rs`'s
     /// `seal_loop`): `ALWAYS` from `Lanes::HOIST_SEAL_FROM` bytes, `LOOP`
-    /// from `Lanes::HALVES_SEAL_FROM`, `NEVER` below both, each instance a
-    /// frame of its own, so that the shorter seals' frame (scrubbed after
-    /// each record) holds none of the other loops' spill slots and arrays.
+    /// from `Lanes::HALVES_SEAL_FROM`, below both `LAST` where the remainder
+    /// is over half a batch and `NEVER` otherwise, each instance a frame of
+    /// its own, so that the shorter seals' frame (scrubbed after each
+    /// record) holds none of the other paths' spill slots and arrays.
     unsafe fn seal<const HOIST: u8>(
         key: &Self::Data,
         nonce: &[u8; NONCE_LEN],
@@ -119,6 +121,7 @@ impl<E: Entry<NR>, const NR: usize> Key<E, NR> {
             match seal_loop::<E::Lanes>(buf.len()) {
                 ALWAYS => E::seal::<ALWAYS>(&self.0, nonce, aad, src, buf),
                 LOOP => E::seal::<LOOP>(&self.0, nonce, aad, src, buf),
+                LAST => E::seal::<LAST>(&self.0, nonce, aad, src, buf),
                 _ => E::seal::<NEVER>(&self.0, nonce, aad, src, buf),
             }
         };
@@ -171,6 +174,7 @@ impl<E: Entry<NR>, const NR: usize> Key<E, NR> {
             match seal_loop::<E::Lanes>(buf.len()) {
                 ALWAYS => E::seal_with_block::<ALWAYS>(&self.0, nonce, aad, buf, extra),
                 LOOP => E::seal_with_block::<LOOP>(&self.0, nonce, aad, buf, extra),
+                LAST => E::seal_with_block::<LAST>(&self.0, nonce, aad, buf, extra),
                 _ => E::seal_with_block::<NEVER>(&self.0, nonce, aad, buf, extra),
             }
         };

@@ -1,7 +1,7 @@
 //! The batch loops: AES-CTR of one batch interleaved with GHASH of the
 //! batch before (seal) or of itself (open).
 
-use super::super::arch::Block;
+use super::super::arch::{self, Block};
 
 use super::ghash::{ghash_step, Acc};
 use super::key::KeyData;
@@ -12,6 +12,8 @@ use super::{MAX_REGS, SCHOOLBOOK_OPEN_FROM};
 /// keystream with `input`. Between the rounds it GHASHes `hash`, a batch of
 /// `hash.1` registers (sealing: the previous batch's ciphertext; opening:
 /// this batch's), with `acc` folded in, and returns the new GHASH value.
+/// `extra`, if any, is one more block encrypted in the same rounds under
+/// its own round keys (QUIC's header-protection mask in a seal's last pass).
 ///
 /// # Safety
 /// The CPU has the module's and `V`'s features; `input` and `output` are
@@ -36,6 +38,7 @@ pub(super) unsafe fn batch<
     acc: Block,
     halves: Option<*const V>,
     schoolbook: bool,
+    mut extra: Option<(&[[u8; 16]; 15], &mut Block)>,
 ) -> Block {
     // SAFETY: the CPU has the module's and `V`'s features, and `input`, `output` and the hashed
     // batch are valid for `regs * V::BLOCKS * 16` bytes (this fn's contract): every offset
@@ -57,6 +60,9 @@ pub(super) unsafe fn batch<
         for (j, xj) in x.iter_mut().enumerate().take(regs) {
             *xj = ctr.add_ctr((j * V::BLOCKS) as i32).bswap().xor(k0);
         }
+        if let Some((rk2, y)) = extra.as_mut() {
+            **y = y.xor(arch::load(&rk2[0]));
+        }
         let mut sum = Acc::<V>::for_batch(hash.map_or(0, |(_, r)| r), schoolbook);
         // (A macro, not a closure: a closure does not get the caller's
         // target features.)
@@ -75,6 +81,9 @@ pub(super) unsafe fn batch<
                 };
                 for xj in x.iter_mut().take(regs) {
                     *xj = xj.aesenc(k);
+                }
+                if let Some((rk2, y)) = extra.as_mut() {
+                    **y = y.aesenc(arch::load(&rk2[r]));
                 }
                 // One hash step per round, last register first, so the
                 // running value `acc` joins last.
@@ -100,6 +109,9 @@ pub(super) unsafe fn batch<
             }
         }
         let klast = V::broadcast(key.rk[NR].as_ptr());
+        if let Some((rk2, y)) = extra {
+            *y = y.aesenclast(arch::load(&rk2[NR]));
+        }
         // An open hashes the same bytes it decrypts here. Reloading them, rather
         // than keeping the values loaded for the hash alive through the rounds,
         // leaves the registers to the AES state, which the xmm open otherwise
@@ -155,7 +167,7 @@ pub(super) unsafe fn seal_one<
         // The halves are a full batch's: a half batch hashes with other powers.
         let halves = halves.filter(|_| matches!(*prev, Some((_, r)) if r == V::REGS));
         cur.acc = batch::<_, NR, P, X, false, HOIST>(
-            key, cur.ctr, input, out, regs, *prev, cur.acc, halves, true,
+            key, cur.ctr, input, out, regs, *prev, cur.acc, halves, true, None,
         );
         cur.ctr = cur.ctr.add_ctr((regs * V::BLOCKS) as i32);
         *prev = Some((out, regs));
@@ -168,11 +180,20 @@ pub(super) unsafe fn seal_one<
 /// above. GHASH runs one batch behind AES. Returns the next counter and the
 /// GHASH state.
 ///
+/// With `last = Some((tmp, regs))` (and not `half`), one more full batch
+/// is sealed in place in `tmp`, the record's remainder zero-padded, in the
+/// same pass as the GHASH of the batch before; the GHASH state returned
+/// covers `tmp`'s first `regs` registers. `extra = Some((rk, at, y))`
+/// (with `last` only) encrypts the 16 bytes at `buf + at`, which the whole
+/// batches wrote, into `y` in that pass (docs/decisions.md, "The record's
+/// tail").
+///
 /// # Safety
 /// The CPU has the module's and `V`'s features; `end` is a whole number of
 /// batches (`V::BATCH * 16` bytes each); `buf` is valid for reads and
 /// writes of `end` bytes, plus half a batch if `half`; `src` for reads of
-/// `from_src` bytes, a batch boundary (or the end of the half batch).
+/// `from_src` bytes, a batch boundary (or the end of the half batch);
+/// `tmp` for reads and writes of a batch and `regs < V::REGS`; `at + 16 <= end`.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 pub(super) unsafe fn seal_batches<
@@ -191,11 +212,13 @@ pub(super) unsafe fn seal_batches<
     buf: *mut u8,
     end: usize,
     half: bool,
+    last: Option<(*mut u8, usize)>,
+    extra: Option<(&[[u8; 16]; 15], usize, &mut Block)>,
 ) -> (Block, Block) {
     // SAFETY: `src` is valid below `from_src` and `buf` below `end` plus a half batch if `half`
     // (this fn's contract); each batch starts at a batch boundary and lies wholly below
     // `from_src` or wholly at or above it, so the pointer `from` picks is valid for the whole
-    // batch.
+    // batch; `tmp` is valid for a batch and `at + 16 <= end` (this fn's contract).
     unsafe {
         debug_assert!(end.is_multiple_of(V::BATCH * 16), "whole batches");
         let mut cur = Cursor {
@@ -256,6 +279,28 @@ pub(super) unsafe fn seal_batches<
                 &mut prev,
                 halves,
             );
+        } else if let Some((tmp, regs)) = last {
+            let halves = halves.filter(|_| matches!(prev, Some((_, r)) if r == V::REGS));
+            let extra = match extra {
+                Some((rk, at, y)) => {
+                    *y = Block::loadu(buf.add(at));
+                    Some((rk, y))
+                }
+                None => None,
+            };
+            cur.acc = batch::<_, NR, P, X, false, HOIST>(
+                key,
+                cur.ctr,
+                tmp,
+                tmp,
+                V::REGS,
+                prev,
+                cur.acc,
+                halves,
+                true,
+                extra,
+            );
+            prev = Some((tmp.cast_const(), regs));
         }
         if halves.is_some() {
             wipe_halves(&mut hx);
@@ -305,6 +350,7 @@ pub(super) unsafe fn open_one<
             cur.acc,
             halves.filter(|_| regs == V::REGS),
             schoolbook,
+            None,
         );
         cur.ctr = cur.ctr.add_ctr((regs * V::BLOCKS) as i32);
         cur.off += regs * V::BLOCKS * 16;

@@ -62,6 +62,14 @@ pub(crate) unsafe trait Lanes: Copy {
     /// frame. Otherwise one instance runs every open (the ymm and xmm
     /// engines' opens at 768 B–1 KiB measured 1–2 % slower split).
     const SPLIT_OPEN: bool = false;
+    /// Seals below `HALVES_SEAL_FROM` whose remainder after whole batches
+    /// is over half a batch seal all of it in one full-width pass, in an
+    /// entry-point instance of their own (`record.rs`, `LAST`), rather than
+    /// a half batch and a tail: the ymm and xmm seals of those lengths
+    /// measured 1–18 % faster, the zmm ones 2–13 % slower (a 32-block pass
+    /// for 17–31 blocks); aarch64 is unmeasured (docs/decisions.md, "The
+    /// record's tail").
+    const FUSE_LAST: bool = false;
     unsafe fn loadu(p: *const u8) -> Self;
     unsafe fn storeu(self, p: *mut u8);
     /// The 16 bytes at `p` in every lane.

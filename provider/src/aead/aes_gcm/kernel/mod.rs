@@ -82,7 +82,7 @@ pub(super) use lanes::Lanes;
 #[cfg(test)]
 pub(super) use record::seal_with_j0;
 pub(super) use record::{open, seal, seal_with_block, Extra};
-use record::{open_loop, seal_loop, ALWAYS, BY_LENGTH, LOOP, NEVER};
+use record::{open_loop, seal_loop, ALWAYS, BY_LENGTH, LAST, LOOP, NEVER};
 pub(super) use setup::expand;
 pub(crate) use setup::RoundKeys;
 

@@ -11,7 +11,7 @@ use super::ghash::{ghash_blocks, ghash_bytes, lengths_block, Acc};
 use super::key::{take_and_wipe, wipe, KeyData};
 use super::lanes::Lanes;
 use super::partial::{crypt_tail, load_partial};
-use super::{Direction, SHORT};
+use super::{Direction, MAX_REGS, SHORT};
 use crate::aead::{ct_eq, NONCE_LEN, TAG_LEN};
 
 /// Encrypts or decrypts `buf[..]` (with the first `src.len()` plaintext
@@ -37,8 +37,10 @@ pub(super) unsafe fn crypt<
     // pointer derives from `src` or `buf` as a whole: the batches cover `[0, tail_start)` with
     // `tail_start <= n`, reading `src` only below `from_src <= src.len()` (a batch boundary or
     // `tail_start`, so no batch straddles it); the extra block is loaded at `e.at` only when
-    // `e.at <= tail_start - 16` (no overflow); every other load or store is on a whole local array or goes
-    // through `load_partial`/`store_partial`.
+    // `e.at <= tail_start - 16` (no overflow), or, in the fused pass, `e.at + 16 <= main_end`;
+    // the fused pass copies `rem = n - main_end < V::BATCH * 16` bytes between `buf[main_end..]`
+    // and `last`, `MAX_REGS >= V::REGS` registers, which `seal_batches` seals whole; every other
+    // load or store is on a whole local array or goes through `load_partial`/`store_partial`.
     unsafe {
         assert!(src.len() <= buf.len(), "prefix longer than the buffer");
         assert!((buf.len() as u64) <= (1 << 36) - 32, "GCM message too long");
@@ -49,7 +51,14 @@ pub(super) unsafe fn crypt<
         // left, then the tail (less than half a batch).
         let batch_bytes = V::BATCH * 16;
         let main_end = n - n % batch_bytes;
-        let half = n - main_end >= batch_bytes / 2;
+        // A seal whose remainder is over half a batch seals all of it in one
+        // full-width pass, below, in an instance of its own (`LAST`), unless
+        // an extra block would have to wait for that pass.
+        let fuse = dir == Direction::Seal
+            && runs::<V, HOIST>(n) == LAST
+            && n - main_end > batch_bytes / 2
+            && (!EXTRA || extra.is_none_or(|e| e.at + 16 <= main_end));
+        let half = !fuse && n - main_end >= batch_bytes / 2;
         let tail_start = main_end + if half { batch_bytes / 2 } else { 0 };
         let (acc, ek0) = if n < SHORT && aad.len() <= 64 {
             // Short record: E(J0) and every keystream block in one AES pass,
@@ -67,6 +76,64 @@ pub(super) unsafe fn crypt<
             m += crypt_tail(&ks[1..], buf, dir, &mut ghash_in[m..]);
             ghash_in[m] = lengths_block(aad.len(), n);
             let acc = ghash_blocks(key, arch::zero(), &ghash_in[..=m]);
+            (acc, take_and_wipe(&mut ks, 0))
+        } else if fuse {
+            // The remainder (over half a batch), zero-padded to a batch in
+            // `last`, sealed in one full-width pass stitched with the GHASH
+            // of the batch before it: a half batch and a tail were two AES
+            // passes, the second on the record's critical path
+            // (docs/decisions.md, "The record's tail").
+            let mut ks = [arch::zero(); 1];
+            keystream(core::hint::black_box(key), j0, 1, &mut ks);
+            let acc = ghash_bytes(key, arch::zero(), aad);
+            let from_src = if src.len() >= main_end {
+                main_end
+            } else {
+                src.len() - src.len() % batch_bytes
+            };
+            buf[from_src..src.len()].copy_from_slice(&src[from_src..]);
+            let rem = n - main_end;
+            let mut last = [V::zero(); MAX_REGS];
+            let lp: *mut u8 = last.as_mut_ptr().cast();
+            core::ptr::copy_nonoverlapping(buf.as_ptr().add(main_end), lp, rem);
+            // The remainder's whole registers, hashed in the batch loop's
+            // last step; its blocks after them, below.
+            let regs = rem / 16 / V::BLOCKS;
+            let mut y = arch::zero();
+            let ex = match extra {
+                Some(e) if EXTRA => Some((e.rk, e.at, &mut y)),
+                _ => None,
+            };
+            let has_extra = ex.is_some();
+            let (_, acc) = seal_batches::<V, NR, P, X, false, false>(
+                key,
+                j0.add_ctr(1),
+                acc,
+                src.as_ptr(),
+                from_src,
+                buf.as_mut_ptr(),
+                main_end,
+                false,
+                Some((lp, regs)),
+                ex,
+            );
+            if has_extra {
+                y.storeu(extra_out.as_mut_ptr());
+                extra_done = true;
+            }
+            buf[main_end..].copy_from_slice(core::slice::from_raw_parts(lp, rem));
+            // The keystream past the record's end is secret.
+            for v in last.iter_mut() {
+                core::ptr::write_volatile(v, V::zero());
+            }
+            let mut ghash_in = [arch::zero(); 5];
+            let mut m = 0;
+            for chunk in buf[main_end + regs * V::BLOCKS * 16..].chunks(16) {
+                ghash_in[m] = load_partial(chunk).bswap();
+                m += 1;
+            }
+            ghash_in[m] = lengths_block(aad.len(), n);
+            let acc = ghash_blocks(key, acc, &ghash_in[..=m]);
             (acc, take_and_wipe(&mut ks, 0))
         } else {
             // The tail is under half a batch: at most 16 blocks, plus lengths.
@@ -102,6 +169,8 @@ pub(super) unsafe fn crypt<
                         buf.as_mut_ptr(),
                         main_end,
                         half,
+                        None,
+                        None,
                     )
                 };
             }
@@ -277,6 +346,11 @@ pub(crate) const NEVER: u8 = 0;
 pub(crate) const ALWAYS: u8 = 1;
 pub(crate) const BY_LENGTH: u8 = 2;
 pub(crate) const LOOP: u8 = 3;
+/// `NEVER`'s loop, then the remainder, over half a batch, in one full-width
+/// pass (`crypt`'s `fuse`): its own instance, since in `NEVER`'s the
+/// larger frame and code made every other seal 3–6 % slower
+/// (docs/decisions.md, "The record's tail").
+pub(crate) const LAST: u8 = 4;
 
 /// Which of the three a seal of `n` bytes runs on lane type `V`: the
 /// `HOIST` instance [`Key::seal`](super::Key) calls.
@@ -286,6 +360,8 @@ pub(crate) fn seal_loop<V: Lanes>(n: usize) -> u8 {
         ALWAYS
     } else if n >= V::HALVES_SEAL_FROM {
         LOOP
+    } else if V::FUSE_LAST && n % (V::BATCH * 16) > V::BATCH * 8 {
+        LAST
     } else {
         NEVER
     }

@@ -55,6 +55,7 @@ unsafe impl Lanes for Vex {
     // The assembly loop reads halves made per record (`Lanes::batches`).
     const HALVES_SEAL_FROM: usize = 1024;
     const HALVES_OPEN_FROM: usize = 512;
+    const FUSE_LAST: bool = true;
     #[inline(always)]
     unsafe fn loadu(p: *const u8) -> Self {
         // SAFETY: the `__m128i` method's contract is this one's.

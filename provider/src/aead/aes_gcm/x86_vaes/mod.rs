@@ -32,6 +32,7 @@ unsafe impl Lanes for __m256i {
     // (docs/decisions.md, "The ymm batch loop").
     const HALVES_SEAL_FROM: usize = 2048;
     const HALVES_OPEN_FROM: usize = 768;
+    const FUSE_LAST: bool = true;
     #[inline(always)]
     unsafe fn loadu(p: *const u8) -> Self {
         // SAFETY: the CPU has AVX2, VAES and VPCLMULQDQ and `p` is valid for reads of 32 bytes
