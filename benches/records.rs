@@ -155,7 +155,25 @@ pub fn time_records(
         vec![Vec::with_capacity(rounds); imps.len()],
         vec![Vec::with_capacity(rounds); imps.len()],
     ];
-    let mut buf = sealed.clone();
+    // The timed buffer's address mod 64: malloc's (by the process's
+    // history) unless BUF_ALIGN=<0..63> fixes it.
+    let align: Option<usize> = std::env::var("BUF_ALIGN")
+        .ok()
+        .map(|s| s.parse::<usize>().expect("BUF_ALIGN: 0 to 63") % 64);
+    let mut store = vec![0u8; n + 64];
+    let off = match align {
+        Some(a) => (a + 64 - store.as_ptr() as usize % 64) % 64,
+        None => 0,
+    };
+    let buf = &mut store[off..off + n];
+    buf.copy_from_slice(&sealed);
+    if std::env::var_os("BUF_ALIGN_SHOW").is_some() {
+        eprintln!(
+            "{n} B: buffer at {:#x} (mod 64: {})",
+            buf.as_ptr() as usize,
+            buf.as_ptr() as usize % 64
+        );
+    }
     for round in 0..rounds {
         for (op, is_seal) in [(0, true), (1, false)] {
             for k in 0..imps.len() {
@@ -164,10 +182,10 @@ pub fn time_records(
                 let t = Instant::now();
                 for _ in 0..iters {
                     if is_seal {
-                        black_box(imp.seal(&mut buf));
+                        black_box(imp.seal(buf));
                     } else {
                         buf.copy_from_slice(&sealed);
-                        assert!(imp.open(&mut buf, &tag));
+                        assert!(imp.open(buf, &tag));
                     }
                 }
                 times[op][i].push(t.elapsed().as_nanos() as f64 / iters as f64);

@@ -55,7 +55,10 @@ vpternlogd zmm11, zmm14, zmm30, 0x96
 }
 
 /// The loop: counters, 4 pairs of hash steps in rounds 1, 3, 5 and 7
-/// (registers 7 and 6 first, so the running value joins last), the remaining rounds, the fold of the
+/// (registers 1 and 0 first, the ones the previous batch stored first: its
+/// last stores, split across cache lines when the buffer is not 32-byte
+/// aligned, cannot forward to loads and are read last; docs/decisions.md,
+/// "The zmm batch loop"), the remaining rounds, the fold of the
 /// lanes and the reduction (the next batch's running value), then the
 /// last round with the input XORed into its key and the stores.
 macro_rules! body {
@@ -101,7 +104,7 @@ vpxord xmm12, xmm12, xmm12
 vbroadcasti32x4 zmm8, [{rk} + 16*\r]
 AR8
 .if \r % 2
-GH2 (8-\r), (7-\r)
+GH2 (\r), (\r-1)
 .endif
 .endr
 .irp r,9,10,11,12,13
