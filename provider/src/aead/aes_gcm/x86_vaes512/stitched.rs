@@ -8,12 +8,16 @@
 //! touches the stack.
 //!
 //! Registers: zmm0-7 the AES states; zmm8 the round key; zmm9 the
-//! byte-swap mask; zmm10-12 the sums lo, mi, hi; zmm13-15 and zmm29-31
+//! byte-swap mask; zmm10-12 the sums lo, mi, hi; zmm13-15 and zmm30-31
 //! temporaries; zmm16 the counters (lane `i` of the next register: `c + i`,
-//! as `Lanes::counters`); zmm17 32 and zmm28 4 in each lane's low dword;
-//! zmm18 the running GHASH value (lane 0, other lanes zero); xmm19 the
-//! reduction constant; zmm20-26 `4s` in each lane's top byte (`s` = 1…7),
-//! added to byte-swapped counters.
+//! as `Lanes::counters`); zmm17 32 in each lane's low dword; zmm18 the
+//! running GHASH value (lane 0, other lanes zero); xmm19 the reduction
+//! constant; zmm20 and zmm21 4 and 8 in each lane's top byte, added to
+//! byte-swapped counters; zmm22-29 the batch being hashed, register `j` in
+//! zmm`22+j`: a seal keeps the ciphertext it stored in the iteration
+//! before (reloaded, the stores that had not yet completed stalled the
+//! loads, most when split across cache lines: docs/decisions.md, "The zmm
+//! batch loop"); an open loads its input.
 #![allow(unsafe_code)]
 
 use core::arch::asm;
@@ -21,8 +25,9 @@ use core::arch::x86_64::*;
 
 use super::super::kernel::BatchKeys;
 
-/// `GH2 j, k`: GHASH of registers `j` and `k` (0-7) of the batch at
-/// `{hp}`: their blocks, byte-swapped, times the powers at `{h} + 64j` and
+/// `GH2 j, k, cj, ck`: GHASH of registers `j` and `k` (0-7) of the batch,
+/// held in zmm`cj` and zmm`ck` (an open loads them from `{hp}` first; each
+/// is byte-swapped in place): their blocks times the powers at `{h} + 64j` and
 /// `+ 64k` (the running value joins block 0 of register 0), added to lo,
 /// hi and, through the halves at `{hx} + 64j` and `+ 64k`, mi, two products
 /// per three-way XOR. `AR8` is one AES round of the 8 states with zmm8.
@@ -30,22 +35,29 @@ macro_rules! lib {
     () => {
         r"
 .macro AR8; .irp s,0,1,2,3,4,5,6,7; vaesenc zmm\s, zmm\s, zmm8; .endr; .endm
-.macro GH2 j, k
-vmovdqu64 zmm13, [{hp} + 64*\j]
-vmovdqu64 zmm29, [{hp} + 64*\k]
-vpshufb zmm13, zmm13, zmm9
-vpshufb zmm29, zmm29, zmm9
-.if \k == 0; vpxord zmm29, zmm29, zmm18; .endif
-vpclmulqdq zmm14, zmm13, [{h} + 64*\j], 0x00
-vpclmulqdq zmm30, zmm29, [{h} + 64*\k], 0x00
+.macro LAST s, c
+vpxord zmm13, zmm8, [{src} + 64*\s]
+vaesenclast zmm\c, zmm\s, zmm13
+vmovdqu64 [{dst} + 64*\s], zmm\c
+.endm
+.macro GH2 j, k, cj, ck
+.if {open}
+vmovdqu64 zmm\cj, [{hp} + 64*\j]
+vmovdqu64 zmm\ck, [{hp} + 64*\k]
+.endif
+vpshufb zmm\cj, zmm\cj, zmm9
+vpshufb zmm\ck, zmm\ck, zmm9
+.if \k == 0; vpxord zmm\ck, zmm\ck, zmm18; .endif
+vpclmulqdq zmm14, zmm\cj, [{h} + 64*\j], 0x00
+vpclmulqdq zmm30, zmm\ck, [{h} + 64*\k], 0x00
 vpternlogd zmm10, zmm14, zmm30, 0x96
-vpclmulqdq zmm15, zmm13, [{h} + 64*\j], 0x11
-vpclmulqdq zmm31, zmm29, [{h} + 64*\k], 0x11
+vpclmulqdq zmm15, zmm\cj, [{h} + 64*\j], 0x11
+vpclmulqdq zmm31, zmm\ck, [{h} + 64*\k], 0x11
 vpternlogd zmm12, zmm15, zmm31, 0x96
-vpshufd zmm14, zmm13, 0x4e
-vpshufd zmm30, zmm29, 0x4e
-vpxord zmm14, zmm14, zmm13
-vpxord zmm30, zmm30, zmm29
+vpshufd zmm14, zmm\cj, 0x4e
+vpshufd zmm30, zmm\ck, 0x4e
+vpxord zmm14, zmm14, zmm\cj
+vpxord zmm30, zmm30, zmm\ck
 vpclmulqdq zmm14, zmm14, [{hx} + 64*\j], 0x00
 vpclmulqdq zmm30, zmm30, [{hx} + 64*\k], 0x00
 vpternlogd zmm11, zmm14, zmm30, 0x96
@@ -66,11 +78,16 @@ macro_rules! body {
         r"
 vmovdqa64 xmm18, xmm18
 vpaddd zmm21, zmm20, zmm20
-vpaddd zmm22, zmm21, zmm20
-vpaddd zmm23, zmm22, zmm20
-vpaddd zmm24, zmm23, zmm20
-vpaddd zmm25, zmm24, zmm20
-vpaddd zmm26, zmm25, zmm20
+.if {open} == 0
+vmovdqu64 zmm22, [{hp}]
+vmovdqu64 zmm23, [{hp} + 64]
+vmovdqu64 zmm24, [{hp} + 128]
+vmovdqu64 zmm25, [{hp} + 192]
+vmovdqu64 zmm26, [{hp} + 256]
+vmovdqu64 zmm27, [{hp} + 320]
+vmovdqu64 zmm28, [{hp} + 384]
+vmovdqu64 zmm29, [{hp} + 448]
+.endif
 2:
 vbroadcasti32x4 zmm8, [{rk}]
 vmovd {t:e}, xmm16
@@ -81,19 +98,20 @@ vpshufb zmm0, zmm16, zmm9
 vpaddd zmm16, zmm16, zmm17
 vpaddd zmm1, zmm0, zmm20
 vpaddd zmm2, zmm0, zmm21
-vpaddd zmm3, zmm0, zmm22
-vpaddd zmm4, zmm0, zmm23
-vpaddd zmm5, zmm0, zmm24
-vpaddd zmm6, zmm0, zmm25
-vpaddd zmm7, zmm0, zmm26
+vpaddd zmm3, zmm1, zmm21
+vpaddd zmm4, zmm2, zmm21
+vpaddd zmm5, zmm3, zmm21
+vpaddd zmm6, zmm4, zmm21
+vpaddd zmm7, zmm5, zmm21
 .irp s,0,1,2,3,4,5,6,7
 vpxord zmm\s, zmm\s, zmm8
 .endr
 jmp 4f
 3:
+vpsrld zmm13, zmm17, 3
 .irp s,0,1,2,3,4,5,6,7
 vpshufb zmm\s, zmm16, zmm9
-vpaddd zmm16, zmm16, zmm28
+vpaddd zmm16, zmm16, zmm13
 vpxord zmm\s, zmm\s, zmm8
 .endr
 4:
@@ -103,9 +121,10 @@ vpxord xmm12, xmm12, xmm12
 .irp r,1,2,3,4,5,6,7,8
 vbroadcasti32x4 zmm8, [{rk} + 16*\r]
 AR8
-.if \r % 2
-GH2 (\r), (\r-1)
-.endif
+.if \r == 1; GH2 1, 0, 23, 22; .endif
+.if \r == 3; GH2 3, 2, 25, 24; .endif
+.if \r == 5; GH2 5, 4, 27, 26; .endif
+.if \r == 7; GH2 7, 6, 29, 28; .endif
 .endr
 .irp r,9,10,11,12,13
 .if \r < {nr}
@@ -134,17 +153,21 @@ vpshufd xmm14, xmm11, 0x4e
 vpternlogd xmm12, xmm13, xmm14, 0x96
 vmovdqa64 xmm18, xmm12
 vbroadcasti32x4 zmm8, [{rk} + 16*{nr}]
-.irp s,0,1,2,3,4,5,6,7
-vpxord zmm13, zmm8, [{src} + 64*\s]
-vaesenclast zmm\s, zmm\s, zmm13
-vmovdqu64 [{dst} + 64*\s], zmm\s
-.endr
+LAST 0, 22
+LAST 1, 23
+LAST 2, 24
+LAST 3, 25
+LAST 4, 26
+LAST 5, 27
+LAST 6, 28
+LAST 7, 29
 add {src}, 512
 add {dst}, 512
 add {hp}, 512
 dec {n}
 jnz 2b
 .purgem AR8
+.purgem LAST
 .purgem GH2
 "
     };
@@ -182,15 +205,15 @@ pub(super) unsafe fn batches<const NR: usize, const OPEN: bool>(
     // counter's last byte (its low byte at most 224, 7 batches in 8) are
     // one byte-swap and 7 additions to that byte (4 blocks apart, `step`):
     // 7 fewer shuffles, which share `vaesenc`'s pipes on Zen 5. The others
-    // swap each register's counters (`four` apart).
+    // swap each register's counters (4 apart: `thirty_two` shifted right by 3).
     let thirty_two = _mm512_set4_epi32(0, 0, 0, 32);
-    let four = _mm512_set4_epi32(0, 0, 0, 4);
     let step = _mm512_set4_epi32(4 << 24, 0, 0, 0);
     let poly = _mm_set_epi64x(0xc200_0000_0000_0000u64 as i64, 1);
     // SAFETY: the instructions are AVX-512F/BW/VL, VAES and VPCLMULQDQ, which the CPU has
     // (this fn's contract). Loads: `[rk]` up to `16 * NR + 16` bytes, `[h]` and `[hx]` 512
-    // bytes each, `[hp]` and `[inp]` 512 bytes per iteration, advancing by 512, `n` times:
-    // within `input` (open) or the previous batch and then `output` (seal). Stores: 512 bytes
+    // bytes each, `[src]` 512 bytes per iteration, advancing by 512, `n` times, within
+    // `input`; `[hp]` likewise within `input` (open), or 512 bytes once, the batch below
+    // `output` (seal). Stores: 512 bytes
     // of `[out]` per iteration, within `output`. No stack; every register written is an
     // operand or declared clobbered, and the flags are clobbered (no `preserves_flags`).
     unsafe {
@@ -205,16 +228,17 @@ pub(super) unsafe fn batches<const NR: usize, const OPEN: bool>(
             dst = inout(reg) output => _,
             n = inout(reg) n => _,
             nr = const NR,
+            open = const OPEN as u8,
             inout("zmm16") *ctr,
             inout("xmm18") *acc,
             t = out(reg) _,
             in("zmm9") mask,
             in("zmm17") thirty_two,
-            in("zmm28") four,
             in("zmm20") step,
             in("xmm19") poly,
             out("zmm21") _, out("zmm22") _, out("zmm23") _, out("zmm24") _,
-            out("zmm25") _, out("zmm26") _, out("zmm29") _, out("zmm30") _, out("zmm31") _,
+            out("zmm25") _, out("zmm26") _, out("zmm27") _, out("zmm28") _,
+            out("zmm29") _, out("zmm30") _, out("zmm31") _,
             out("zmm0") _, out("zmm1") _, out("zmm2") _, out("zmm3") _,
             out("zmm4") _, out("zmm5") _, out("zmm6") _, out("zmm7") _,
             out("zmm8") _, out("zmm10") _, out("zmm11") _, out("zmm12") _,
