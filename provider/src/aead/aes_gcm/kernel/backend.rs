@@ -97,14 +97,14 @@ impl<E: Entry<NR>, const NR: usize> Key<E, NR> {
     /// What to scrub after a seal of `n` bytes whose entry point reached
     /// `bottom`.
     #[inline(always)]
-    fn scrub_seal(frame: &mut Frame, n: usize, bottom: usize) {
+    fn scrub_seal(frame: &mut Frame, n: usize, aad_len: usize, bottom: usize) {
         if <E::Lanes as Lanes>::HOIST_SPILLS_BELOW_FRAME
             && n >= <E::Lanes as Lanes>::HOIST_SEAL_FROM
         {
             // Hoisted keys spill beyond the measured frame.
             frame.at_least(secret::AES_GCM_HOISTED_SEAL);
         } else {
-            scrub_batches(frame, n, bottom);
+            scrub_batches(frame, n, aad_len, bottom);
         }
     }
 
@@ -125,7 +125,7 @@ impl<E: Entry<NR>, const NR: usize> Key<E, NR> {
                 _ => E::seal::<NEVER>(&self.0, nonce, aad, src, buf),
             }
         };
-        Self::scrub_seal(&mut frame, buf.len(), bottom);
+        Self::scrub_seal(&mut frame, buf.len(), aad.len(), bottom);
         tag
     }
 
@@ -145,7 +145,7 @@ impl<E: Entry<NR>, const NR: usize> Key<E, NR> {
                 _ => E::open::<BY_LENGTH>(&self.0, nonce, aad, buf, tag),
             }
         };
-        scrub_batches(&mut frame, buf.len(), bottom);
+        scrub_batches(&mut frame, buf.len(), aad.len(), bottom);
         ok.then_some(()).ok_or(OpenError)
     }
 
@@ -178,7 +178,7 @@ impl<E: Entry<NR>, const NR: usize> Key<E, NR> {
                 _ => E::seal_with_block::<NEVER>(&self.0, nonce, aad, buf, extra),
             }
         };
-        Self::scrub_seal(&mut frame, buf.len(), bottom);
+        Self::scrub_seal(&mut frame, buf.len(), aad.len(), bottom);
         out
     }
 

@@ -193,7 +193,7 @@ pub(super) unsafe fn seal_one<
 /// batches (`V::BATCH * 16` bytes each); `buf` is valid for reads and
 /// writes of `end` bytes, plus half a batch if `half`; `src` for reads of
 /// `from_src` bytes, a batch boundary (or the end of the half batch);
-/// `tmp` for reads and writes of a batch and `regs < V::REGS`; `at + 16 <= end`.
+/// `tmp` for reads and writes of a batch and `1 <= regs < V::REGS`; `at + 16 <= end`.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 pub(super) unsafe fn seal_batches<
@@ -221,6 +221,11 @@ pub(super) unsafe fn seal_batches<
     // batch; `tmp` is valid for a batch and `at + 16 <= end` (this fn's contract).
     unsafe {
         debug_assert!(end.is_multiple_of(V::BATCH * 16), "whole batches");
+        debug_assert!(!(half && last.is_some()), "a half batch or a last pass");
+        debug_assert!(
+            last.is_none_or(|(_, r)| r >= 1 && r < V::REGS),
+            "the last pass hashes 1 to REGS - 1 registers"
+        );
         let mut cur = Cursor {
             ctr: V::counters(ctr),
             acc,

@@ -89,8 +89,9 @@ pub(crate) use setup::RoundKeys;
 /// Records shorter than this take the short path.
 const SHORT: usize = 128;
 
-/// Scrubs the stack an entry point used after a record of `n` bytes that
-/// ran batches (at least `SHORT`): `frame`'s call reached `bottom`, the
+/// Scrubs the stack an entry point used after a record of `n` bytes with
+/// `aad_len` bytes of AAD that ran batches (all but the short path's:
+/// under `SHORT` bytes with at most 64 of AAD): `frame`'s call reached `bottom`, the
 /// entry point's stack pointer, as the ChaCha20 kernels scrub
 /// (`secret::Frame`). The batch loops spill AES states
 /// between rounds (AES-128 states after rounds 3 and 5 on xmm and ymm at
@@ -99,8 +100,13 @@ const SHORT: usize = 128;
 /// blocks those are known inputs and outputs of reduced-round AES under
 /// the key. The short path spills none.
 #[inline(always)]
-pub(super) fn scrub_batches(frame: &mut crate::aead::secret::Frame, n: usize, bottom: usize) {
-    if n >= SHORT {
+pub(super) fn scrub_batches(
+    frame: &mut crate::aead::secret::Frame,
+    n: usize,
+    aad_len: usize,
+    bottom: usize,
+) {
+    if n >= SHORT || aad_len > 64 {
         frame.reached(bottom);
     }
 }

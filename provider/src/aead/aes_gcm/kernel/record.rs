@@ -54,7 +54,8 @@ pub(super) unsafe fn crypt<
         // A seal whose remainder is over half a batch seals all of it in one
         // full-width pass, below, in an instance of its own (`LAST`), unless
         // an extra block would have to wait for that pass.
-        let fuse = dir == Direction::Seal
+        let fuse = V::FUSE_LAST
+            && dir == Direction::Seal
             && runs::<V, HOIST>(n) == LAST
             && n - main_end > batch_bytes / 2
             && (!EXTRA || extra.is_none_or(|e| e.at + 16 <= main_end));
@@ -334,8 +335,9 @@ unsafe fn wide_tail<V: Lanes, const NR: usize, const P: usize, const X: usize, c
 /// Which seal batch loop a seal compiles (`crypt`'s `HOIST`): the one that
 /// reloads round keys and powers (`NEVER`), the one that hoists them
 /// (`ALWAYS`), the lane type's own loop with halves made per record
-/// (`LOOP`, [`Lanes::batches`]), or all of them, chosen by length
-/// (`BY_LENGTH`, at `Lanes::HOIST_SEAL_FROM` and `Lanes::HALVES_SEAL_FROM`).
+/// (`LOOP`, [`Lanes::batches`]), `NEVER`'s with the remainder in one pass
+/// (`LAST`, below), or all of them, chosen by length (`BY_LENGTH`, as
+/// [`seal_loop`] chooses).
 /// The backends' seal entry points are split by length so that each frame
 /// holds one loop's spill slots and arrays: with the hoisting loop beside
 /// the other, the ymm seal's frame was 2 KiB and its scrub after every
@@ -352,7 +354,7 @@ pub(crate) const LOOP: u8 = 3;
 /// (docs/decisions.md, "The record's tail").
 pub(crate) const LAST: u8 = 4;
 
-/// Which of the three a seal of `n` bytes runs on lane type `V`: the
+/// Which of the four a seal of `n` bytes runs on lane type `V`: the
 /// `HOIST` instance [`Key::seal`](super::Key) calls.
 #[inline(always)]
 pub(crate) fn seal_loop<V: Lanes>(n: usize) -> u8 {
@@ -462,7 +464,8 @@ pub(crate) unsafe fn seal_with_block<
     extra: Extra<'_>,
 ) -> ([u8; TAG_LEN], [u8; 16]) {
     // SAFETY: as for `seal`; `crypt` loads the extra block from `buf` only when
-    // `at <= tail_start - 16`, within the batches it wrote.
+    // `at <= tail_start - 16`, or `at + 16 <= main_end` in the fused pass, within the
+    // batches it wrote.
     unsafe {
         crypt::<V, NR, P, X, true, HOIST>(
             key,

@@ -67,10 +67,8 @@ vpternlogd zmm11, zmm14, zmm30, 0x96
 }
 
 /// The loop: counters, 4 pairs of hash steps in rounds 1, 3, 5 and 7
-/// (registers 1 and 0 first, the ones the previous batch stored first: its
-/// last stores, split across cache lines when the buffer is not 32-byte
-/// aligned, cannot forward to loads and are read last; docs/decisions.md,
-/// "The zmm batch loop"), the remaining rounds, the fold of the
+/// (registers 1 and 0 first: the running value, reduced before the last
+/// round of the iteration before, is ready then), the remaining rounds, the fold of the
 /// lanes and the reduction (the next batch's running value), then the
 /// last round with the input XORed into its key and the stores.
 macro_rules! body {
