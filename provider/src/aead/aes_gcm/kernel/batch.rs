@@ -308,7 +308,7 @@ pub(super) unsafe fn seal_batches<
             prev = Some((tmp.cast_const(), regs));
         }
         if halves.is_some() {
-            wipe_halves(&mut hx);
+            wipe_regs(&mut hx);
         }
         if let Some((last, regs)) = prev {
             let mut sum = Acc::<V>::for_batch(regs, true);
@@ -426,7 +426,7 @@ pub(super) unsafe fn open_batches<
             open_one::<_, NR, P, X, HOIST>(key, &mut cur, V::REGS / 2, buf, None, false);
         }
         if halves.is_some() {
-            wipe_halves(&mut hx);
+            wipe_regs(&mut hx);
         }
         (ctr.add_ctr((cur.off / 16) as i32), cur.acc)
     }
@@ -435,7 +435,7 @@ pub(super) unsafe fn open_batches<
 /// The Karatsuba halves of a full batch's powers, made once per record into
 /// `hx` (on the caller's stack, read back as memory operands; the key keeps
 /// only the powers, and made at each use they cost a shuffle and an XOR per
-/// register). The caller wipes `hx` with [`wipe_halves`], and the frame is
+/// register). The caller wipes `hx` with [`wipe_regs`], and the frame is
 /// scrubbed after the record.
 ///
 /// # Safety
@@ -470,9 +470,10 @@ fn batch_keys<V: Lanes, const NR: usize, const P: usize, const X: usize>(
     }
 }
 
-/// Zeroes what [`record_halves`] made, with volatile stores.
+/// Zeroes a batch's worth of registers kept on the stack (the halves
+/// [`record_halves`] made, a seal's last pass), with volatile stores.
 #[inline(always)]
-unsafe fn wipe_halves<V: Lanes>(hx: &mut [V; MAX_REGS]) {
+pub(super) unsafe fn wipe_regs<V: Lanes>(hx: &mut [V; MAX_REGS]) {
     // SAFETY: each volatile write targets one element of `hx`, a valid `&mut`; the CPU has
     // `V`'s features (caller's contract).
     unsafe {

@@ -90,8 +90,8 @@ pub(crate) use setup::RoundKeys;
 const SHORT: usize = 128;
 
 /// Scrubs the stack an entry point used after a record of `n` bytes with
-/// `aad_len` bytes of AAD that ran batches (all but the short path's:
-/// under `SHORT` bytes with at most 64 of AAD): `frame`'s call reached `bottom`, the
+/// `aad_len` bytes of AAD that ran batches (every record but [`short`]'s):
+/// `frame`'s call reached `bottom`, the
 /// entry point's stack pointer, as the ChaCha20 kernels scrub
 /// (`secret::Frame`). The batch loops spill AES states
 /// between rounds (AES-128 states after rounds 3 and 5 on xmm and ymm at
@@ -106,9 +106,16 @@ pub(super) fn scrub_batches(
     aad_len: usize,
     bottom: usize,
 ) {
-    if n >= SHORT || aad_len > 64 {
+    if !short(n, aad_len) {
         frame.reached(bottom);
     }
+}
+
+/// Whether a record of `n` bytes with `aad_len` bytes of AAD takes the
+/// short path: E(J0) and its keystream in one AES pass, one GHASH reduction.
+#[inline(always)]
+pub(super) fn short(n: usize, aad_len: usize) -> bool {
+    n < SHORT && aad_len <= 64
 }
 
 /// Most registers of AES state in one batch.

@@ -5,13 +5,13 @@ use super::super::arch::{self, Block};
 
 use zeroize::Zeroize;
 
-use super::batch::{open_batches, seal_batches};
+use super::batch::{open_batches, seal_batches, wipe_regs};
 use super::ctr::{encrypt_block, j0, keystream, keystream_plus};
 use super::ghash::{ghash_blocks, ghash_bytes, lengths_block, Acc};
 use super::key::{take_and_wipe, wipe, KeyData};
 use super::lanes::Lanes;
 use super::partial::{crypt_tail, load_partial};
-use super::{Direction, MAX_REGS, SHORT};
+use super::{short, Direction, MAX_REGS};
 use crate::aead::{ct_eq, NONCE_LEN, TAG_LEN};
 
 /// Encrypts or decrypts `buf[..]` (with the first `src.len()` plaintext
@@ -61,7 +61,7 @@ pub(super) unsafe fn crypt<
             && (!EXTRA || extra.is_none_or(|e| e.at + 16 <= main_end));
         let half = !fuse && n - main_end >= batch_bytes / 2;
         let tail_start = main_end + if half { batch_bytes / 2 } else { 0 };
-        let (acc, ek0) = if n < SHORT && aad.len() <= 64 {
+        let (acc, ek0) = if short(n, aad.len()) {
             // Short record: E(J0) and every keystream block in one AES pass,
             // then AAD, ciphertext and lengths in one GHASH reduction.
             let mut ks = [arch::zero(); 9];
@@ -87,11 +87,7 @@ pub(super) unsafe fn crypt<
             let mut ks = [arch::zero(); 1];
             keystream(core::hint::black_box(key), j0, 1, &mut ks);
             let acc = ghash_bytes(key, arch::zero(), aad);
-            let from_src = if src.len() >= main_end {
-                main_end
-            } else {
-                src.len() - src.len() % batch_bytes
-            };
+            let from_src = from_src(src.len(), tail_start, main_end, batch_bytes);
             buf[from_src..src.len()].copy_from_slice(&src[from_src..]);
             let rem = n - main_end;
             let mut last = [V::zero(); MAX_REGS];
@@ -124,9 +120,7 @@ pub(super) unsafe fn crypt<
             }
             buf[main_end..].copy_from_slice(core::slice::from_raw_parts(lp, rem));
             // The keystream past the record's end is secret.
-            for v in last.iter_mut() {
-                core::ptr::write_volatile(v, V::zero());
-            }
+            wipe_regs(&mut last);
             let mut ghash_in = [arch::zero(); 5];
             let mut m = 0;
             for chunk in buf[main_end + regs * V::BLOCKS * 16..].chunks(16) {
@@ -149,13 +143,7 @@ pub(super) unsafe fn crypt<
             let mut acc = ghash_bytes(key, arch::zero(), aad);
             // Batches come from `src` up to `from_src` (a batch boundary), then
             // from `buf`.
-            let from_src = if src.len() >= tail_start {
-                tail_start
-            } else if src.len() >= main_end {
-                main_end
-            } else {
-                src.len() - src.len() % batch_bytes
-            };
+            let from_src = from_src(src.len(), tail_start, main_end, batch_bytes);
             buf[from_src..src.len()].copy_from_slice(&src[from_src..]);
             let ctr = j0.add_ctr(1);
             // One seal batch loop, by `seal_batches`'s `HOIST` and `LOOP`.
@@ -329,6 +317,20 @@ unsafe fn wide_tail<V: Lanes, const NR: usize, const P: usize, const X: usize, c
             narrow.mul_add(b, h, hx);
         }
         wide.finish_with(narrow)
+    }
+}
+
+/// Where a seal's batches stop reading `src` (the plaintext's prefix) and
+/// read `buf`: at `tail_start` or `main_end` if `src` reaches them, else at
+/// the last batch boundary within `src`, so that no batch straddles it.
+#[inline(always)]
+fn from_src(src_len: usize, tail_start: usize, main_end: usize, batch_bytes: usize) -> usize {
+    if src_len >= tail_start {
+        tail_start
+    } else if src_len >= main_end {
+        main_end
+    } else {
+        src_len - src_len % batch_bytes
     }
 }
 
