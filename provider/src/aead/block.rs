@@ -115,9 +115,12 @@ impl BlockKey {
         }
     }
 
-    /// Our AES round keys into `slot`, in a frame of their own (the
-    /// schedule's temporaries would otherwise deepen every setup frame,
-    /// ChaCha20's too).
+    /// Our AES round keys in `slot`: written zeroed, then keyed where they
+    /// lie (`RoundKeys::set`), so no copy of them passes through this
+    /// frame; on x86-64 the schedule stays in registers and the setup's
+    /// scrub has nothing to do. A frame of its own (the schedule's
+    /// temporaries would otherwise deepen every setup frame, ChaCha20's
+    /// too).
     #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
     #[inline(never)]
     fn aes(
@@ -126,15 +129,21 @@ impl BlockKey {
         key: &[u8],
         stack: &mut SetupStack,
     ) -> Result<Box<Self>, Box<MaybeUninit<Self>>> {
-        let made = if alg == Algorithm::Aes128Gcm {
-            RoundKeys::new(key, stack).map(Self::Aes128)
+        let zeroed = if alg == Algorithm::Aes128Gcm {
+            RoundKeys::zeroed().map(Self::Aes128)
         } else {
-            RoundKeys::new(key, stack).map(Self::Aes256)
+            RoundKeys::zeroed().map(Self::Aes256)
         };
-        match made {
-            Some(k) => Ok(Box::write(slot, k)),
-            None => Err(slot),
+        let Some(zeroed) = zeroed else {
+            return Err(slot);
+        };
+        let mut made = Box::write(slot, zeroed);
+        match &mut *made {
+            Self::Aes128(k) => k.set(key, stack),
+            Self::Aes256(k) => k.set(key, stack),
+            _ => unreachable!("an AES key was written above"),
         }
+        Ok(made)
     }
 
     /// The base provider's block function.

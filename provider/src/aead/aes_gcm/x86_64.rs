@@ -182,20 +182,36 @@ macro_rules! expand_step {
 /// The CPU has AES-NI (and the caller enables it).
 #[inline(always)]
 pub(crate) unsafe fn expand_key(key: &[u8]) -> [__m128i; 15] {
-    // SAFETY: the CPU has AES-NI (module contract); the assert bounds the loads: 16 bytes at 0
-    // and, for a 32-byte key, 16 at 16.
+    // SAFETY: the CPU has AES-NI (this fn's contract); `rk` is 15 entries.
+    unsafe {
+        let mut rk = [_mm_setzero_si128(); 15];
+        expand_key_into(key, rk.as_mut_ptr());
+        rk
+    }
+}
+
+/// The AES key schedule with AESKEYGENASSIST, each round key stored to
+/// `out[i]` as it is made (entries past `NR`, zero): the schedule lives in
+/// registers, two round keys at a time, and leaves nothing on the stack,
+/// so a key written this way into its allocation needs no scrub after it.
+///
+/// # Safety
+/// The CPU has AES-NI (and the caller enables it); `out` is valid for
+/// writes of 15 entries.
+#[inline(always)]
+pub(crate) unsafe fn expand_key_into(key: &[u8], out: *mut __m128i) {
+    // SAFETY: the CPU has AES-NI (this fn's contract); the assert bounds the loads: 16 bytes at
+    // 0 and, for a 32-byte key, 16 at 16; every store is one of `out`'s 15 entries (contract).
     unsafe {
         assert!(key.len() == 16 || key.len() == 32, "AES key length");
-        let mut rk = [_mm_setzero_si128(); 15];
-        rk[0] = _mm_loadu_si128(key.as_ptr().cast());
+        let store = |i: usize, k: __m128i| _mm_storeu_si128(out.add(i), k);
+        let mut prev = _mm_loadu_si128(key.as_ptr().cast());
+        store(0, prev);
         if key.len() == 16 {
             macro_rules! round {
                 ($i:literal, $rcon:literal) => {
-                    rk[$i] = expand_step!(
-                        rk[$i - 1],
-                        _mm_aeskeygenassist_si128(rk[$i - 1], $rcon),
-                        0xff
-                    );
+                    prev = expand_step!(prev, _mm_aeskeygenassist_si128(prev, $rcon), 0xff);
+                    store($i, prev);
                 };
             }
             round!(1, 0x01);
@@ -208,20 +224,23 @@ pub(crate) unsafe fn expand_key(key: &[u8]) -> [__m128i; 15] {
             round!(8, 0x80);
             round!(9, 0x1b);
             round!(10, 0x36);
+            for i in 11..15 {
+                store(i, _mm_setzero_si128());
+            }
         } else {
-            rk[1] = _mm_loadu_si128(key[16..].as_ptr().cast());
+            // `even` and `odd`: the last two round keys.
+            let mut even = prev;
+            let mut odd = _mm_loadu_si128(key[16..].as_ptr().cast());
+            store(1, odd);
             macro_rules! round {
                 ($i:literal, $rcon:literal) => {
-                    rk[$i] = expand_step!(
-                        rk[$i - 2],
-                        _mm_aeskeygenassist_si128(rk[$i - 1], $rcon),
-                        0xff
-                    );
+                    even = expand_step!(even, _mm_aeskeygenassist_si128(odd, $rcon), 0xff);
+                    store($i, even);
                 };
                 ($i:literal, $rcon:literal, odd) => {
                     round!($i, $rcon);
-                    rk[$i + 1] =
-                        expand_step!(rk[$i - 1], _mm_aeskeygenassist_si128(rk[$i], 0), 0xaa);
+                    odd = expand_step!(odd, _mm_aeskeygenassist_si128(even, 0), 0xaa);
+                    store($i + 1, odd);
                 };
             }
             round!(2, 0x01, odd);
@@ -232,6 +251,5 @@ pub(crate) unsafe fn expand_key(key: &[u8]) -> [__m128i; 15] {
             round!(12, 0x20, odd);
             round!(14, 0x40);
         }
-        rk
     }
 }

@@ -104,9 +104,8 @@ pub(crate) unsafe fn expand<V: Lanes, const NR: usize, const P: usize, const X: 
 const TWIST_BY: u128 = 0x4600_0000_0000_0000_0000_0000_0000_0003;
 
 /// AES round keys on their own (AES-ECB, and the extra block of
-/// `seal_with_block`), inline: they live in their holder's allocation,
-/// built inside the holder's setup frame (`aead::secret::set_up`), whose
-/// scrub covers their moves; zeroized on drop.
+/// `seal_with_block`), inline: they are made zeroed in their holder's
+/// allocation and keyed there ([`RoundKeys::set`]); zeroized on drop.
 pub(crate) struct RoundKeys<const NR: usize>(Aligned<15>);
 
 /// Entries 16-byte aligned, for the wipe on drop.
@@ -114,23 +113,30 @@ pub(crate) struct RoundKeys<const NR: usize>(Aligned<15>);
 pub(super) struct Aligned<const N: usize>([[u8; 16]; N]);
 
 impl<const NR: usize> RoundKeys<NR> {
-    /// `None` unless this CPU has the AES-GCM engines' baseline
+    /// All-zero round keys, to be keyed in place by [`Self::set`]; `None`
+    /// unless this CPU has the AES-GCM engines' baseline
     /// ([`arch::detected`]).
+    pub(crate) fn zeroed() -> Option<Self> {
+        if arch::detected() {
+            Some(Self(Aligned([[0; 16]; 15])))
+        } else {
+            None
+        }
+    }
+
+    /// Expands `key` into these round keys where they lie. On x86-64 the
+    /// schedule goes from registers straight here and leaves nothing on
+    /// the stack, so a key set in its allocation needs no scrub after its
+    /// setup; on aarch64 the schedule's words pass through the stack, and
+    /// the frame is marked for the setup's scrub.
     ///
     /// # Panics
     /// If `key` is not the length `NR` implies.
-    pub(crate) fn new(key: &[u8], stack: &mut crate::aead::secret::SetupStack) -> Option<Self> {
+    pub(crate) fn set(&mut self, key: &[u8], stack: &mut crate::aead::secret::SetupStack) {
         assert_eq!(key.len(), if NR == 10 { 16 } else { 32 }, "AES key length");
-        if !arch::detected() {
-            return None;
-        }
-        let mut rk = core::mem::MaybeUninit::<Aligned<15>>::uninit();
-        // SAFETY: the block features were detected and the key length checked; `expand_round_keys` writes
-        // all 15 entries, so `rk` is initialised after it.
-        unsafe {
-            expand_round_keys(rk.as_mut_ptr().cast(), key, stack);
-            Some(Self(rk.assume_init()))
-        }
+        // SAFETY: a `RoundKeys` exists only where `zeroed` detected the block features; the
+        // key length is checked and `self.0 .0` is the whole 15-entry array.
+        unsafe { expand_round_keys(&mut self.0 .0, key, stack) }
     }
 
     pub(crate) fn keys(&self) -> &[[u8; 16]; 15] {
@@ -182,16 +188,24 @@ pub(super) unsafe fn expand_round_keys(
     key: &[u8],
     stack: &mut crate::aead::secret::SetupStack,
 ) {
-    stack.mark();
     // SAFETY: the block features are enabled on this fn (its contract); `out` is valid for
     // writes of the whole array (contract) and each store writes one of its 15 entries;
-    // `arch::expand_key` checks the key length.
+    // `arch::expand_key_into` and `arch::expand_key` check the key length.
     unsafe {
-        let mut rk = arch::expand_key(key);
-        for (i, k) in rk.iter().enumerate() {
-            k.storeu(out.cast::<u8>().add(16 * i));
+        #[cfg(target_arch = "x86_64")]
+        {
+            let _ = stack;
+            arch::expand_key_into(key, out.cast());
         }
-        wipe(&mut rk);
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            stack.mark();
+            let mut rk = arch::expand_key(key);
+            for (i, k) in rk.iter().enumerate() {
+                k.storeu(out.cast::<u8>().add(16 * i));
+            }
+            wipe(&mut rk);
+        }
     }
 }
 
