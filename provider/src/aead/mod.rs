@@ -248,8 +248,9 @@ pub(crate) trait Engine: Sized + Send + Sync {
     }
 
     /// Builds the key context on `backend`, or `None` if it cannot run here.
-    /// Our engines mark their deepest setup frame in `stack`
-    /// ([`secret::SetupStack::mark`]); `Base` marks none.
+    /// A setup frame of ours that holds key material marks itself in
+    /// `stack` ([`secret::SetupStack::mark`]; on aarch64 only); `Base`
+    /// marks none.
     fn new(key: &Self::Key, backend: Backend, stack: &mut secret::SetupStack) -> Option<Self>;
 
     /// Applies opt-in `hardening` (only `Base` has any).

@@ -7,8 +7,10 @@
 //! stack below the caller: as deep as the engine's frame measured at run
 //! time ([`Frame`], the guard every engine's caller takes), or a fixed
 //! depth where `tests/stack_residue.rs`
-//! shows one suffices. Key setup is scrubbed the same way
-//! ([`SetupStack`]). The base provider's own code is scrubbed only where a
+//! shows one suffices. Key setup on x86-64 writes key material from
+//! registers straight into the key's allocation and needs no scrub; where
+//! a setup frame does hold some (aarch64), it is marked and scrubbed the
+//! same way ([`SetupStack`]). The base provider's own code is scrubbed only where a
 //! key opts in (`Hardening::scrub_base_stack`). Every fixed depth is here,
 //! with what it covers, and so is the tag comparison ([`ct_eq`]).
 
@@ -206,9 +208,12 @@ pub(crate) const BASE_BLOCK: usize = 1024;
 /// lay 4.5 KiB deep).
 pub(crate) const BASE_KEY_SETUP: usize = 6144;
 
-/// The lowest stack pointer a key setup of ours reached: each engine's
-/// deepest setup frame reports its own ([`Self::mark`]), and the scrub
-/// after the setup goes that deep ([`Self::scrub`]).
+/// The lowest stack pointer a key setup of ours reached: a setup frame
+/// that holds key material (aarch64's AES schedule and products, a
+/// ChaCha20 header-protection key's words there) reports its own
+/// ([`Self::mark`]), and the scrub after the setup goes that deep
+/// ([`Self::scrub`]). On x86-64 no setup frame of ours holds any: the keys
+/// are written from registers into their allocation, and none is marked.
 pub(crate) struct SetupStack {
     top: usize,
     low: usize,
@@ -224,14 +229,15 @@ impl SetupStack {
 
     /// Called in a setup's deepest frame (the one that expands the key).
     #[inline(always)]
-    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+    #[cfg_attr(target_arch = "x86_64", allow(dead_code))]
     pub(crate) fn mark(&mut self) {
         self.low = self.low.min(stack_pointer());
     }
 
     /// Scrubs from the top down to the lowest mark (and the margin); with
     /// no mark (a setup whose frames hold no key material: ChaCha20 words
-    /// that go from the caller's key straight into their box), nothing.
+    /// that go from the caller's key straight into their box, AES round
+    /// keys and GHASH powers stored from registers on x86-64), nothing.
     #[inline(always)]
     pub(crate) fn scrub(self) {
         if self.low < self.top {
@@ -258,12 +264,15 @@ pub(crate) fn scrub_after_setup(
 }
 
 /// Builds a key and what holds it, up to the allocation it lives in, in a
-/// never-inlined frame (`make`, which marks the setup's deepest frame in
-/// the [`SetupStack`] it is given), then scrubs as [`scrub_after_setup`]
+/// never-inlined frame (`make`, which marks a setup frame that holds key
+/// material in the [`SetupStack`] it is given), then scrubs as [`scrub_after_setup`]
 /// does. Every copy the compiler makes while moving key data into that
-/// allocation lies in frames below the caller's, within the scrub: for a
-/// key kept inline in the object a caller boxes (rustls's header-protection
-/// keys), the box must be made inside `make`, not after it returns.
+/// allocation lies in frames below the caller's, within the scrub where a
+/// frame is marked: for a key kept inline in the object a caller boxes
+/// (rustls's header-protection keys), the box must be made inside `make`,
+/// not after it returns. Our keys on x86-64 are written where they lie,
+/// so no such copy is made and nothing is marked (`tests/stack_residue.rs`
+/// checks both).
 #[inline(always)]
 pub(crate) fn set_up<T>(
     backend: super::Backend,

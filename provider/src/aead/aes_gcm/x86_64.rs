@@ -175,21 +175,6 @@ macro_rules! expand_step {
     }};
 }
 
-/// The AES key schedule with AESKEYGENASSIST: `NR + 1` round keys, the
-/// rest zero.
-///
-/// # Safety
-/// The CPU has AES-NI (and the caller enables it).
-#[inline(always)]
-pub(crate) unsafe fn expand_key(key: &[u8]) -> [__m128i; 15] {
-    // SAFETY: the CPU has AES-NI (this fn's contract); `rk` is 15 entries.
-    unsafe {
-        let mut rk = [_mm_setzero_si128(); 15];
-        expand_key_into(key, rk.as_mut_ptr());
-        rk
-    }
-}
-
 /// The AES key schedule with AESKEYGENASSIST, each round key stored to
 /// `out[i]` as it is made (entries past `NR`, zero): the schedule lives in
 /// registers, two round keys at a time, and leaves nothing on the stack,

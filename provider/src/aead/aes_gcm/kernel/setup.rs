@@ -4,16 +4,18 @@
 
 use super::super::arch::{self, Block};
 
-use super::ctr::encrypt_block;
 use super::ghash::{gf_mul, mul_lanes};
 use super::key::{wipe, wipe_blocks, KeyData};
 use super::lanes::Lanes;
 
 /// Expands `key` (16 or 32 bytes, as `NR` says) into `data` in place and
 /// precomputes the GHASH powers, writing every field of `data` (round keys
-/// past `NR` as zeros); every temporary that held key material is
-/// wiped before returning, and this frame (the setup's deepest) is marked
-/// in `stack` for the scrub after it.
+/// past `NR` as zeros). On x86-64 the round keys, H and its powers go from
+/// registers straight into `data` and no frame holds them, so none is
+/// marked and no scrub follows (the stack-residue test checks it); on
+/// aarch64 the schedule's words and the products pass through the stack,
+/// are wiped, and this frame (the setup's deepest) is marked in `stack`
+/// for the scrub after it.
 ///
 /// The powers are a doubling: H¹ … H^B serially (B = `V::BLOCKS`), then
 /// each step multiplies every register of powers so far by the highest of
@@ -37,32 +39,44 @@ pub(crate) unsafe fn expand<V: Lanes, const NR: usize, const P: usize, const X: 
         );
         assert!(matches!(V::BLOCKS, 1 | 2 | 4), "H¹ … H^B below");
     }
+    #[cfg(target_arch = "x86_64")]
+    let _ = stack;
+    #[cfg(not(target_arch = "x86_64"))]
     stack.mark();
     // SAFETY: the CPU has the block features and `V`'s features, enabled by the caller
     // (this fn's contract). `rk`, `h` and `hx` point to the fields of `data` (no reference to
     // uninitialised memory is made); every store writes one whole 16-byte entry of one (index
     // below its length: 15, `P`, `X`), every `V` load and store spans `V::BLOCKS` entries of
     // `h` starting at most at `P - V::BLOCKS`, and every load reads an entry written before
-    // it. `arch::expand_key` checks the key length.
+    // it. `arch::expand_key_into` and `arch::expand_key` check the key length.
     unsafe {
         let out = data.as_mut_ptr();
         let rk_out = core::ptr::addr_of_mut!((*out).rk).cast::<u8>();
         let base = core::ptr::addr_of_mut!((*out).h).cast::<u8>();
         let hx_out = core::ptr::addr_of_mut!((*out).hx).cast::<u8>();
-        let mut rk = arch::expand_key(key);
-        for (i, k) in rk.iter().enumerate() {
-            k.storeu(rk_out.add(16 * i));
+        #[cfg(target_arch = "x86_64")]
+        arch::expand_key_into(key, rk_out.cast());
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let mut rk = arch::expand_key(key);
+            for (i, k) in rk.iter().enumerate() {
+                k.storeu(rk_out.add(16 * i));
+            }
+            wipe(&mut rk);
         }
+        // E(K, 0), the round keys loaded from where they were stored.
+        let mut e0 = Block::loadu(rk_out);
+        each_round!(Block::UNROLL_ROUNDS, NR, |r| {
+            e0 = e0.aesenc(Block::loadu(rk_out.add(16 * r)));
+        });
+        let e0 = e0.aesenclast(Block::loadu(rk_out.add(16 * NR)));
         // H = E(K, 0), byte-reflected, then twisted (multiplied by x⁻¹: a
         // 1-bit left shift in this representation, reduced by the
         // polynomial) as a product in vector registers, `gf_mul(H, T)` with
         // `T` the twist of the twist of 1 (`TWIST_BY`). Done in general
         // registers, the twist left half of H in a register that a caller
         // saved on its stack, above the scrub (aarch64).
-        let h1 = gf_mul(
-            encrypt_block::<NR>(&rk, arch::zero()).bswap(),
-            arch::from_u128(TWIST_BY),
-        );
+        let h1 = gf_mul(e0.bswap(), arch::from_u128(TWIST_BY));
         // Entry `P - k` holds H^k. H² and H⁴ are two products deep.
         let entry = |k: usize| base.add(16 * (P - k));
         h1.storeu(entry(1));
@@ -92,10 +106,12 @@ pub(crate) unsafe fn expand<V: Lanes, const NR: usize, const P: usize, const X: 
                 halves.storeu(hx_out.add(16 * i));
             }
         }
-        // The round keys (the first is the raw key), H and its last power.
-        wipe(&mut rk);
-        let mut last = [power, h1];
-        wipe(&mut last);
+        // H and its last power, where the products pass through the stack.
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let mut last = [power, h1];
+            wipe(&mut last);
+        }
     }
 }
 
