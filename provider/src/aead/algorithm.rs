@@ -102,9 +102,10 @@ impl AnyKey {
     /// it is `None`), boxed; `key_of` finds the key in the holder. One
     /// allocation for holder and key:
     /// - AES-GCM (and `Base`): the box is allocated first, then key and
-    ///   holder are made and written into it in one setup frame, scrubbed
-    ///   after ([`secret::set_up`]): what moving them leaves lies within
-    ///   that scrub.
+    ///   holder are made and written into it in one setup frame
+    ///   ([`secret::set_up`]), scrubbed after where a frame holds key
+    ///   material (aarch64; on x86-64 the AES-GCM key data is written from
+    ///   registers into its own allocation and the holder holds none).
     /// - ChaCha20-Poly1305 on our engines: key (its words inline and still
     ///   zero) and holder are made and boxed with no key material, then
     ///   the words are written where they lie (`ChaCha20Poly1305::key_in_place`):

@@ -47,9 +47,12 @@ impl BlockKey {
     /// own: our AES-NI code for the x86 AES-GCM backends, the ChaCha20
     /// engine's width for the x86 ChaCha20 backends, the base provider's
     /// for `Base` and wherever ours cannot run. The box is allocated first
-    /// and the key written into it in one setup frame, scrubbed after
+    /// and the key written into it in one setup frame
     /// ([`super::secret::set_up`]): no key word is live across the
-    /// allocation, and what the write leaves lies within that scrub.
+    /// allocation. Our keys are keyed where they lie in the box, and on
+    /// x86-64 (optimised) no frame holds them, so nothing is scrubbed;
+    /// where a frame does (aarch64, `Base` with its hardening) the scrub
+    /// after setup covers it.
     ///
     /// # Panics
     /// If `key` is not `alg.key_len()` bytes.

@@ -212,8 +212,10 @@ pub(crate) const BASE_KEY_SETUP: usize = 6144;
 /// that holds key material (aarch64's AES schedule and products, a
 /// ChaCha20 header-protection key's words there) reports its own
 /// ([`Self::mark`]), and the scrub after the setup goes that deep
-/// ([`Self::scrub`]). On x86-64 no setup frame of ours holds any: the keys
-/// are written from registers into their allocation, and none is marked.
+/// ([`Self::scrub`]). On x86-64 no setup frame of ours holds any in an
+/// optimised build: the keys are written from registers into their
+/// allocation, and none is marked (an unoptimised build, which keeps
+/// every local on the stack, marks the AES schedule's frame).
 pub(crate) struct SetupStack {
     top: usize,
     low: usize,
@@ -229,7 +231,10 @@ impl SetupStack {
 
     /// Called in a setup's deepest frame (the one that expands the key).
     #[inline(always)]
-    #[cfg_attr(target_arch = "x86_64", allow(dead_code))]
+    #[cfg_attr(
+        not(any(target_arch = "aarch64", all(target_arch = "x86_64", debug_assertions))),
+        allow(dead_code)
+    )]
     pub(crate) fn mark(&mut self) {
         self.low = self.low.min(stack_pointer());
     }

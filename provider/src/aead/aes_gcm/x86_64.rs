@@ -189,14 +189,20 @@ pub(crate) unsafe fn expand_key_into(key: &[u8], out: *mut __m128i) {
     // 0 and, for a 32-byte key, 16 at 16; every store is one of `out`'s 15 entries (contract).
     unsafe {
         assert!(key.len() == 16 || key.len() == 32, "AES key length");
-        let store = |i: usize, k: __m128i| _mm_storeu_si128(out.add(i), k);
+        // A macro, not a closure: a closure the compiler did not inline
+        // would take the vector through the stack.
+        macro_rules! store {
+            ($i:expr, $k:expr) => {
+                _mm_storeu_si128(out.add($i), $k)
+            };
+        }
         let mut prev = _mm_loadu_si128(key.as_ptr().cast());
-        store(0, prev);
+        store!(0, prev);
         if key.len() == 16 {
             macro_rules! round {
                 ($i:literal, $rcon:literal) => {
                     prev = expand_step!(prev, _mm_aeskeygenassist_si128(prev, $rcon), 0xff);
-                    store($i, prev);
+                    store!($i, prev);
                 };
             }
             round!(1, 0x01);
@@ -210,22 +216,22 @@ pub(crate) unsafe fn expand_key_into(key: &[u8], out: *mut __m128i) {
             round!(9, 0x1b);
             round!(10, 0x36);
             for i in 11..15 {
-                store(i, _mm_setzero_si128());
+                store!(i, _mm_setzero_si128());
             }
         } else {
             // `even` and `odd`: the last two round keys.
             let mut even = prev;
             let mut odd = _mm_loadu_si128(key[16..].as_ptr().cast());
-            store(1, odd);
+            store!(1, odd);
             macro_rules! round {
                 ($i:literal, $rcon:literal) => {
                     even = expand_step!(even, _mm_aeskeygenassist_si128(odd, $rcon), 0xff);
-                    store($i, even);
+                    store!($i, even);
                 };
                 ($i:literal, $rcon:literal, odd) => {
                     round!($i, $rcon);
                     odd = expand_step!(odd, _mm_aeskeygenassist_si128(even, 0), 0xaa);
-                    store($i + 1, odd);
+                    store!($i + 1, odd);
                 };
             }
             round!(2, 0x01, odd);

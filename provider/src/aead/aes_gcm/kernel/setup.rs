@@ -1,5 +1,6 @@
 //! Key setup: the GHASH key powers over the architecture's AES key
-//! schedule (`arch::expand_key`), and [`RoundKeys`] on their own (AES-ECB,
+//! schedule (`arch::expand_key_into` on x86-64, `arch::expand_key`
+//! elsewhere), and [`RoundKeys`] on their own (AES-ECB,
 //! QUIC header protection).
 
 use super::super::arch::{self, Block};
@@ -11,8 +12,9 @@ use super::lanes::Lanes;
 /// Expands `key` (16 or 32 bytes, as `NR` says) into `data` in place and
 /// precomputes the GHASH powers, writing every field of `data` (round keys
 /// past `NR` as zeros). On x86-64 the round keys, H and its powers go from
-/// registers straight into `data` and no frame holds them, so none is
-/// marked and no scrub follows (the stack-residue test checks it); on
+/// registers straight into `data` and no frame holds them, so an optimised
+/// build marks none and no scrub follows (the stack-residue test checks
+/// it; a build with debug assertions marks this frame all the same); on
 /// aarch64 the schedule's words and the products pass through the stack,
 /// are wiped, and this frame (the setup's deepest) is marked in `stack`
 /// for the scrub after it.
@@ -39,9 +41,11 @@ pub(crate) unsafe fn expand<V: Lanes, const NR: usize, const P: usize, const X: 
         );
         assert!(matches!(V::BLOCKS, 1 | 2 | 4), "H¹ … H^B below");
     }
-    #[cfg(target_arch = "x86_64")]
+    // Optimised x86-64 builds hold no key material in this frame; an
+    // unoptimised build keeps every local on the stack, so it marks it.
+    #[cfg(all(target_arch = "x86_64", not(debug_assertions)))]
     let _ = stack;
-    #[cfg(not(target_arch = "x86_64"))]
+    #[cfg(any(not(target_arch = "x86_64"), debug_assertions))]
     stack.mark();
     // SAFETY: the CPU has the block features and `V`'s features, enabled by the caller
     // (this fn's contract). `rk`, `h` and `hx` point to the fields of `data` (no reference to
@@ -141,9 +145,10 @@ impl<const NR: usize> RoundKeys<NR> {
     }
 
     /// Expands `key` into these round keys where they lie. On x86-64 the
-    /// schedule goes from registers straight here and leaves nothing on
-    /// the stack, so a key set in its allocation needs no scrub after its
-    /// setup; on aarch64 the schedule's words pass through the stack, and
+    /// schedule goes from registers straight here and, optimised, leaves
+    /// nothing on the stack, so a key set in its allocation needs no scrub
+    /// after its setup (a build with debug assertions marks the frame);
+    /// on aarch64 the schedule's words pass through the stack, and
     /// the frame is marked for the setup's scrub.
     ///
     /// # Panics
@@ -164,7 +169,7 @@ impl<const NR: usize> RoundKeys<NR> {
     /// header-protection mask, the path every packet takes.
     #[inline(always)]
     pub(crate) fn mask(&self, input: &[u8; 16]) -> [u8; 5] {
-        // SAFETY: a `RoundKeys` exists only where `new` detected the block features.
+        // SAFETY: a `RoundKeys` exists only where `zeroed` detected the block features.
         unsafe { mask_one::<NR>(&self.0 .0, input) }
     }
 
@@ -180,7 +185,7 @@ impl<const NR: usize> RoundKeys<NR> {
             *o = self.mask(input);
             return;
         }
-        // SAFETY: a `RoundKeys` exists only where `new` detected the block features.
+        // SAFETY: a `RoundKeys` exists only where `zeroed` detected the block features.
         unsafe { ecb::<NR>(&self.0 .0, inputs, out) }
     }
 }
@@ -210,7 +215,11 @@ pub(super) unsafe fn expand_round_keys(
     unsafe {
         #[cfg(target_arch = "x86_64")]
         {
+            // As in `expand`: only an unoptimised build's frame holds them.
+            #[cfg(not(debug_assertions))]
             let _ = stack;
+            #[cfg(debug_assertions)]
+            stack.mark();
             arch::expand_key_into(key, out.cast());
         }
         #[cfg(not(target_arch = "x86_64"))]
