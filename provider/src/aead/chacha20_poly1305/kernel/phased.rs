@@ -6,7 +6,7 @@ use super::super::poly1305_ifma;
 use super::lanes::Lanes;
 use super::rounds::vertical;
 use super::state::{plaintext_at, State};
-use super::tail::{keystream_tail, tail_call};
+use super::tail::{keystream_tail, tail_call, tail_footprint};
 use crate::aead::Direction;
 
 /// The longest record the IFMA engine takes in phases ([`crypt_phased`]).
@@ -16,7 +16,8 @@ pub(super) const PHASED_MAX: usize = 4096;
 /// [`PHASED_MAX`] bytes, after pass 0 (its keystream in `ks`) and the
 /// AAD: the rest of its keystream in passes and a tail call that hash
 /// nothing, and its whole hash in one IFMA Poly1305 run (whole 128-byte
-/// steps, then the remainder scalar), before any XOR for an open, after
+/// steps, then the remainder scalar), before any XOR for an open (whose
+/// tail keystream is made before that run, above pass 0's in `ks`), after
 /// the last for a seal. Stitched scalar chains made these records wait on
 /// Poly1305 where no wide pass runs: the tail call, and a seal's hash of
 /// its tail after it. The lengths block is the caller's.
@@ -48,6 +49,24 @@ pub(super) unsafe fn crypt_phased<L: Lanes>(
         let batches_end = head + (n - head) / batch * batch;
         let seal = dir == Direction::Seal;
 
+        let len = n - batches_end;
+        let blocks = len.div_ceil(64);
+        let call = tail_call::<L>(blocks, false, false);
+        // Pass 0's keystream (the head's) below, room for the tail's above.
+        let (pass0, above) = ks.split_at_mut(batch);
+        // An open makes its tail's keystream first, above pass 0's: it
+        // touches no byte of `buf`, so its latency-bound pass overlaps the
+        // hash, which must read the ciphertext before any XOR; made after
+        // the hash, the two chains ran one after the other
+        // (docs/decisions.md, "ChaCha20-Poly1305 Poly1305 runs and tail
+        // calls (AMD EPYC Zen 4)").
+        let early = !seal && len > 0 && tail_footprint::<L>(call, blocks) <= above.len();
+        let tail_counter = 1 + (head / 64 + (batches_end - head) / batch * L::N) as u32;
+        let early_ks: &[u8] = if early {
+            keystream_tail::<L>(state, tail_counter, above, blocks, call, poly, None)
+        } else {
+            &[]
+        };
         // An open hashes its ciphertext first, a seal after all of it is
         // written: one IFMA run each (whole steps, then the remainder).
         // Issuing a seal's steps between its passes is slower
@@ -58,10 +77,9 @@ pub(super) unsafe fn crypt_phased<L: Lanes>(
         // Every pointer into `buf` until the seal's hash derives from this.
         let base = buf.as_mut_ptr();
         let head_in = plaintext_at(src, base, from_src, 0, head);
-        L::xor_bytes(head_in, base, &ks[64..64 + head]);
+        L::xor_bytes(head_in, base, &pass0[64..64 + head]);
         let mut counter = 1 + (head / 64) as u32;
         let mut off = head;
-        let len = n - batches_end;
         while off < batches_end {
             let end = off + batch;
             let input = plaintext_at(src, base, from_src, off, end);
@@ -70,9 +88,12 @@ pub(super) unsafe fn crypt_phased<L: Lanes>(
             off = end;
         }
         if len > 0 {
-            let blocks = len.div_ceil(64);
-            let call = tail_call::<L>(blocks, false, false);
-            let tail_ks = keystream_tail::<L>(state, counter, ks, blocks, call, poly, None);
+            debug_assert_eq!(counter, tail_counter);
+            let tail_ks = if early {
+                early_ks
+            } else {
+                keystream_tail::<L>(state, counter, pass0, blocks, call, poly, None)
+            };
             let tail = buf[off..].as_mut_ptr();
             L::xor_bytes(tail, tail, &tail_ks[..len]);
         }
