@@ -17,8 +17,8 @@ pub(super) const PHASED_MAX: usize = 4096;
 /// AAD: the rest of its keystream in passes and a tail call that hash
 /// nothing, and its whole hash in one IFMA Poly1305 run (whole 128-byte
 /// steps, then the remainder scalar), before any XOR for an open (whose
-/// tail keystream is made before that run, above pass 0's in `ks`), after
-/// the last for a seal. Stitched scalar chains made these records wait on
+/// tail keystream, where it fits above pass 0's in `ks`, is made before
+/// that run), after the last for a seal. Stitched scalar chains made these records wait on
 /// Poly1305 where no wide pass runs: the tail call, and a seal's hash of
 /// its tail after it. The lengths block is the caller's.
 ///
@@ -52,9 +52,10 @@ pub(super) unsafe fn crypt_phased<L: Lanes>(
         let len = n - batches_end;
         let blocks = len.div_ceil(64);
         let call = tail_call::<L>(blocks, false, false);
-        // Pass 0's keystream (the head's) below, room for the tail's above.
+        // Pass 0's keystream (the head's) below; above, an open's room for
+        // a horizontal tail's (up to `L::MAX_SETS * L::ROW_BLOCKS` blocks).
         let (pass0, above) = ks.split_at_mut(batch);
-        // An open makes its tail's keystream first, above pass 0's: it
+        // An open makes such a tail's keystream first, above pass 0's: it
         // touches no byte of `buf`, so its latency-bound pass overlaps the
         // hash, which must read the ciphertext before any XOR; made after
         // the hash, the two chains ran one after the other

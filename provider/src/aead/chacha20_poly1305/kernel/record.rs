@@ -324,7 +324,8 @@ pub(super) fn finish(poly: &mut Poly1305, aad_len: usize, n: usize) -> [u8; TAG_
 /// The keystream scratch [`crypt`] takes to open with lane type `L`:
 /// pass 0's blocks (the Poly1305 key and the head), then room for a
 /// horizontal tail's, so that an open can keep the head's keystream until
-/// the tail's call has hashed the head. The backend's `Key` holds it in its
+/// the tail's call has hashed the head (and the IFMA engine's phased open
+/// can make a horizontal tail's keystream before its hash). The backend's `Key` holds it in its
 /// own frame, above the stack the kernel uses, so the scrub after the call
 /// need not cover it (the kernel wipes it).
 pub(crate) const fn scratch_len<L: Lanes>() -> usize {
