@@ -239,6 +239,19 @@ impl SetupStack {
         self.low = self.low.min(stack_pointer());
     }
 
+    /// Called in the frame that runs the AES key schedule: marks it where
+    /// that frame holds key material (aarch64, whose schedule works on
+    /// 32-bit words in a stack array; builds with debug assertions, whose
+    /// locals all live on the stack). An optimised x86-64 build stores
+    /// each round key from registers (`aes_gcm::x86_64::expand_key_into`)
+    /// and marks nothing.
+    #[inline(always)]
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    pub(crate) fn mark_schedule(&mut self) {
+        #[cfg(any(not(target_arch = "x86_64"), debug_assertions))]
+        self.mark();
+    }
+
     /// Scrubs from the top down to the lowest mark (and the margin); with
     /// no mark (a setup whose frames hold no key material: ChaCha20 words
     /// that go from the caller's key straight into their box, AES round

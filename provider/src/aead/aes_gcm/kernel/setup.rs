@@ -41,15 +41,10 @@ pub(crate) unsafe fn expand<V: Lanes, const NR: usize, const P: usize, const X: 
         );
         assert!(matches!(V::BLOCKS, 1 | 2 | 4), "H¹ … H^B below");
     }
-    // Optimised x86-64 builds hold no key material in this frame; an
-    // unoptimised build keeps every local on the stack, so it marks it.
-    #[cfg(all(target_arch = "x86_64", not(debug_assertions)))]
-    let _ = stack;
-    #[cfg(any(not(target_arch = "x86_64"), debug_assertions))]
-    stack.mark();
+    stack.mark_schedule();
     // SAFETY: the CPU has the block features and `V`'s features, enabled by the caller
-    // (this fn's contract). `rk`, `h` and `hx` point to the fields of `data` (no reference to
-    // uninitialised memory is made); every store writes one whole 16-byte entry of one (index
+    // (this fn's contract). `rk`, `h` and `hx` point to the fields of `data` (the one
+    // reference, to `rk`, is made after all 15 of its entries are written); every store writes one whole 16-byte entry of one (index
     // below its length: 15, `P`, `X`), every `V` load and store spans `V::BLOCKS` entries of
     // `h` starting at most at `P - V::BLOCKS`, and every load reads an entry written before
     // it. `arch::expand_key_into` and `arch::expand_key` check the key length.
@@ -68,12 +63,8 @@ pub(crate) unsafe fn expand<V: Lanes, const NR: usize, const P: usize, const X: 
             }
             wipe(&mut rk);
         }
-        // E(K, 0), the round keys loaded from where they were stored.
-        let mut e0 = Block::loadu(rk_out);
-        each_round!(Block::UNROLL_ROUNDS, NR, |r| {
-            e0 = e0.aesenc(Block::loadu(rk_out.add(16 * r)));
-        });
-        let e0 = e0.aesenclast(Block::loadu(rk_out.add(16 * NR)));
+        // E(K, 0), the round keys read from where they were stored.
+        let e0 = encrypt_stored::<NR>(&*rk_out.cast::<[[u8; 16]; 15]>(), arch::zero());
         // H = E(K, 0), byte-reflected, then twisted (multiplied by x⁻¹: a
         // 1-bit left shift in this representation, reduced by the
         // polynomial) as a product in vector registers, `gf_mul(H, T)` with
@@ -209,28 +200,40 @@ pub(super) unsafe fn expand_round_keys(
     key: &[u8],
     stack: &mut crate::aead::secret::SetupStack,
 ) {
+    stack.mark_schedule();
     // SAFETY: the block features are enabled on this fn (its contract); `out` is valid for
     // writes of the whole array (contract) and each store writes one of its 15 entries;
     // `arch::expand_key_into` and `arch::expand_key` check the key length.
     unsafe {
         #[cfg(target_arch = "x86_64")]
-        {
-            // As in `expand`: only an unoptimised build's frame holds them.
-            #[cfg(not(debug_assertions))]
-            let _ = stack;
-            #[cfg(debug_assertions)]
-            stack.mark();
-            arch::expand_key_into(key, out.cast());
-        }
+        arch::expand_key_into(key, out.cast());
         #[cfg(not(target_arch = "x86_64"))]
         {
-            stack.mark();
             let mut rk = arch::expand_key(key);
             for (i, k) in rk.iter().enumerate() {
                 k.storeu(out.cast::<u8>().add(16 * i));
             }
             wipe(&mut rk);
         }
+    }
+}
+
+/// AES of one block with round keys read from memory at each round (held
+/// in registers, they would be copies to wipe): E(K, 0) at setup and the
+/// header-protection mask.
+///
+/// # Safety
+/// The CPU must have the block features (the caller enables them).
+#[inline(always)]
+unsafe fn encrypt_stored<const NR: usize>(rk: &[[u8; 16]; 15], x: Block) -> Block {
+    // SAFETY: register-only block operations on whole 16-byte round keys; the CPU has the
+    // block features (this fn's contract).
+    unsafe {
+        let mut x = x.xor(arch::load(&rk[0]));
+        each_round!(Block::UNROLL_ROUNDS, NR, |r| {
+            x = x.aesenc(arch::load(&rk[r]));
+        });
+        x.aesenclast(arch::load(&rk[NR]))
     }
 }
 
@@ -244,13 +247,7 @@ pub(super) unsafe fn expand_round_keys(
 unsafe fn mask_one<const NR: usize>(rk: &[[u8; 16]; 15], input: &[u8; 16]) -> [u8; 5] {
     // SAFETY: the block features are enabled on this fn (its contract); the load reads the
     // whole `[u8; 16]` input.
-    let x = unsafe {
-        let mut x = Block::loadu(input.as_ptr()).xor(arch::load(&rk[0]));
-        each_round!(Block::UNROLL_ROUNDS, NR, |r| {
-            x = x.aesenc(arch::load(&rk[r]));
-        });
-        x.aesenclast(arch::load(&rk[NR]))
-    };
+    let x = unsafe { encrypt_stored::<NR>(rk, Block::loadu(input.as_ptr())) };
     let [a, b, c, d, e, ..] = (arch::to_u128(x) as u64).to_le_bytes();
     [a, b, c, d, e]
 }
