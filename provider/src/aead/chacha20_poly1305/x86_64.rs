@@ -1,7 +1,8 @@
 //! The x86-64 row register of the ChaCha20 kernel (`kernel/`): one
 //! 128-bit row of the state (four words) in an xmm register, which every
 //! x86 lane type broadcasts (`Lanes::broadcast_row`). SSE2 only, which
-//! every x86-64 CPU has, so these are safe functions.
+//! every x86-64 CPU has, so these are safe functions. And which records
+//! the zmm engines run on ymm lanes.
 #![allow(unsafe_code)]
 
 use core::arch::x86_64::*;
@@ -36,4 +37,18 @@ pub(crate) fn nonce_row(nonce: &[u8; NONCE_LEN], word2: u32) -> Row {
 pub(crate) fn add_counter(row: Row, counter: u32) -> Row {
     // SAFETY: register-only SSE2 intrinsics (every x86-64 CPU).
     unsafe { _mm_add_epi32(row, _mm_cvtsi32_si128(counter as i32)) }
+}
+
+/// Whether a zmm engine's record of `n` bytes (over the short path's)
+/// takes ymm lanes: seals up to 1664 bytes; opens up to 832 and from 960
+/// to 1792 bytes. Where a 16-block pass would go mostly unused, ymm's
+/// 8-block passes and its short call for opens of 449–576 bytes are
+/// faster; an open of 833–959 bytes is faster on zmm (its last partial
+/// passes on ymm are not). Measured on Zen 4, docs/decisions.md
+/// ("ChaCha20-Poly1305 mid-size records on zmm").
+pub(crate) const fn zmm_takes_ymm(dir: crate::aead::Direction, n: usize) -> bool {
+    match dir {
+        crate::aead::Direction::Seal => n <= 1664,
+        crate::aead::Direction::Open => n <= 832 || 960 <= n && n <= 1792,
+    }
 }

@@ -2,8 +2,10 @@
 //! vertical pass, where 32 registers hold the whole state without spills
 //! and `vprold` rotates in one instruction; four blocks per horizontal
 //! register (one per 128-bit lane), whose 8-block call also runs the
-//! Poly1305 chain steps of up to 1 KiB between its rounds. The engine is
-//! `kernel/`'s.
+//! Poly1305 chain steps of up to 1 KiB between its rounds. Mid-size
+//! records, which would use a 16-block pass only in part, take the ymm
+//! lanes' 8-block passes and short calls, compiled with this engine's
+//! features (`x86_64::zmm_takes_ymm`). The engine is `kernel/`'s.
 #![allow(unsafe_code)]
 
 use core::arch::x86_64::*;
@@ -16,7 +18,9 @@ super::kernel::backend!(
     detected = avx512,
     ifma = false,
     scrub_small = 0,
-    scrub_blocks = crate::aead::secret::CHACHA20_BLOCKS_ZMM
+    scrub_blocks = crate::aead::secret::CHACHA20_BLOCKS_ZMM,
+    mid_lanes = core::arch::x86_64::__m256i,
+    mid = super::x86_64::zmm_takes_ymm
 );
 
 // SAFETY: every method uses AVX-512F/VL and AVX2 instructions only, and touches memory only as
