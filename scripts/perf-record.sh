@@ -7,6 +7,8 @@
 #     with OPENSSL_ia32cap, and ring where its code for the class runs here);
 #   - the limits of this CPU (benches/limits.rs: clock, instruction rates,
 #     each engine's floor);
+#   - every size from 16 B to 4 KiB every 48 bytes, per class, summarised
+#     (the lowest ratio, the median, the sizes under 1.00x and reruns of them);
 #   - `Base` against the base provider (aws-lc-rs) alone;
 #   - QUIC per packet through rustls's `quic` objects, per class;
 #   - TLS writes through rustls (client write and server read) against
@@ -24,6 +26,10 @@ cd "$(dirname "$0")/.."
 sizes=${1:-16,64,256,1350,8192,16384}
 algs=${2:-aes128,aes256,chacha}
 core=${BENCH_CORE:-1}
+# The size sweep: 16 B to 4 KiB every 48 bytes (block, batch and path
+# edges fall between the record sizes above).
+sweep=$(seq -s, 16 48 4096)
+sweep_desc="16 B to 4 KiB every 48 bytes"
 
 field() { grep -m1 "^$1[[:space:]]*:" /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'; }
 vendor=$(field vendor_id)
@@ -66,6 +72,38 @@ tmp=$(mktemp)
     echo "## AEAD records per CPU class"
     echo
     bash scripts/bench-classes.sh "$sizes" "$algs" | sed 's/^### /### /'
+    echo
+    echo "## Every size, per CPU class"
+    echo
+    echo "Command: \`CPU_CLASS=<class> taskset -c $core cargo bench -p rustls-fusion-benches --bench interleaved -- \$(seq -s, 16 48 4096) aes128,aes256,chacha\`"
+    echo "($sweep_desc), summarised by \`scripts/sweep-summary.awk\`. Each size under"
+    echo "1.00× in the sweep is run three more times (the same command with the"
+    echo "flagged sizes): its ratios in those runs follow it, so a cell that a"
+    echo "slow period of the machine made low shows as such."
+    for class in avx512 avx2 aesni; do
+        echo
+        echo "### CPU class \`$class\`"
+        echo
+        sweep_out=$(mktemp)
+        if ! CPU_CLASS=$class taskset -c "$core" cargo bench -q -p rustls-fusion-benches --bench interleaved -- "$sweep" aes128,aes256,chacha >"$sweep_out" 2>/dev/null; then
+            echo "(skipped: this CPU does not run the class's engines)"
+            rm -f "$sweep_out"
+            continue
+        fi
+        awk -f scripts/sweep-summary.awk "$sweep_out"
+        for alg in aes128 aes256 chacha; do
+            flagged=$(awk -v want="$alg" '/^\| [a-z0-9]+ \| op \|/ {a=$2} /^\| [0-9]+ \| (seal|open) \|/ {r=$(NF-1); gsub(/[ ×]/,"",r); if (a==want && r+0 < 1.0) print $2}' "$sweep_out" | sort -un | paste -sd, -)
+            [ -z "$flagged" ] && continue
+            echo
+            echo "Reruns, \`$alg\` at $flagged B:"
+            echo
+            for i in 1 2 3; do
+                CPU_CLASS=$class taskset -c "$core" cargo bench -q -p rustls-fusion-benches --bench interleaved -- "$flagged" "$alg" 2>/dev/null \
+                    | awk '/^\| [0-9]+ \| (seal|open) \|/ {r=$(NF-1); gsub(/ /,"",r); printf "%s %s %s; ", $2, $4, r} END {print ""}'
+            done | sed 's/^/- /'
+        done
+        rm -f "$sweep_out"
+    done
     echo
     echo "## \`Base\` against the base provider"
     echo
