@@ -1,8 +1,9 @@
 //! The x86-64 row register of the ChaCha20 kernel (`kernel/`): one
 //! 128-bit row of the state (four words) in an xmm register, which every
 //! x86 lane type broadcasts (`Lanes::broadcast_row`). SSE2 only, which
-//! every x86-64 CPU has, so these are safe functions. And which records
-//! the zmm engines run on ymm lanes.
+//! every x86-64 CPU has, so these are safe functions. It also holds the
+//! zmm engines' choice of which records run on ymm lanes, which both zmm
+//! engines share.
 #![allow(unsafe_code)]
 
 use core::arch::x86_64::*;

@@ -46,8 +46,9 @@ unsafe impl Lanes for __m512i {
     /// A pass hashes 64 blocks: one chain of them would outlast its
     /// rounds.
     const TWO_CHAIN_PASSES: bool = true;
-    /// `SMALL`: the two-call open of 449–576 bytes is ymm's (not tried on
-    /// zmm, whose pass 0 alone makes 960 bytes).
+    /// `SMALL`: opens of 449–576 bytes take ymm's two-call short path
+    /// (`Entry::small_mid`, `x86_64::zmm_takes_ymm`); zmm's pass 0 alone
+    /// makes 960 bytes.
     const SMALL_OPEN: usize = super::kernel::SMALL;
     /// Never: the open scratch holds 8 blocks above pass 0's 16 (and
     /// IFMA's records of that size are phased).

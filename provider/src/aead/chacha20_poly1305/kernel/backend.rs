@@ -34,15 +34,18 @@ impl<const N: usize> ScratchBuf for super::Scratch<N> {
 /// The compiler spills ChaCha20 state the code cannot wipe, so each call
 /// is followed by a stack scrub: after a record longer than the short
 /// path, as deep as the kernel's frame measured at run time
-/// (`secret::Frame`); after a short record, `scrub_small` (nothing
-/// on the zmm engines, whose short path leaves no secret on the stack);
+/// (`secret::Frame`); after a short record, that too where the call
+/// spills (`small_spills`: ymm's four-set calls, which the zmm engines'
+/// mid-size opens run), else `scrub_small` (nothing on the zmm engines,
+/// whose own short path leaves no secret on the stack);
 /// after header-protection blocks, `scrub_blocks`: the fixed depths in
 /// `secret.rs`, which `tests/stack_residue.rs` checks at opt-levels 3
 /// and 2.
 ///
 /// # Safety
 /// Implementing: every function enables the features of `Self::Lanes`
-/// (and AVX-512 IFMA where the kernel is instantiated with IFMA), and
+/// and of `Self::MidLanes` (and AVX-512 IFMA where the kernel is
+/// instantiated with IFMA), and
 /// `detected` returns true only on a CPU with all of them (`backend!`
 /// does both). Calling: the `unsafe` functions only after `detected`
 /// returned true.
@@ -188,6 +191,8 @@ impl<E: Entry> Key<E> {
         if small_spills::<L>(dir, n) {
             frame.reached(bottom);
         } else {
+            // `E::Lanes`'s fixed depth: `MidLanes` reaches here only where
+            // its short call spills (ymm opens of 449–576 bytes), above.
             E::scrub_small();
         }
     }
@@ -340,7 +345,10 @@ unsafe fn blocks<E: Entry, const B: usize>(
 /// `Features::$detected`; `$ifma`: serial Poly1305 runs take the IFMA
 /// Poly1305 (`padded_serial`; `$detected` includes IFMA and `$features`
 /// enables it); `$scrub_small` and `$scrub_blocks`: the fixed depths
-/// after a short record (0: none) and after header-protection blocks.
+/// after a short record (0: none) and after header-protection blocks;
+/// optionally `$mid` and `$mid_fn`: the lane type of the records for
+/// which `$mid_fn(dir, n)` holds (`Entry::MidLanes`, `Entry::mid`), whose
+/// features `$features` must include (without them: `$lanes`, never).
 macro_rules! backend {
     (
         features = $features:literal,
@@ -380,8 +388,9 @@ macro_rules! backend {
         /// The ChaCha20 block function on this backend.
         pub(crate) type Blocks = $crate::aead::chacha20_poly1305::kernel::Blocks<Entry>;
 
-        // SAFETY: every entry point enables `$features`, which include `$lanes`'s features
-        // (and IFMA where `$ifma`), and `detected` is the detection of exactly those features.
+        // SAFETY: every entry point enables `$features`, which include `$lanes`'s and `$mid`'s
+        // features (and IFMA where `$ifma`), and `detected` is the detection of exactly those
+        // features.
         unsafe impl $crate::aead::chacha20_poly1305::kernel::Entry for Entry {
             type Lanes = $lanes;
             type Scratch = $crate::aead::chacha20_poly1305::kernel::Scratch<

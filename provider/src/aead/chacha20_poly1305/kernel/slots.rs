@@ -99,9 +99,16 @@ pub(super) struct TwoChains {
 
 impl TwoChains {
     /// # Safety
-    /// As for [`OneChain::new`].
+    /// As for [`OneChain::new`], and `chains` is
+    /// `Poly1305::chains_begin(data.len / 32)`'s: the steps read blocks
+    /// `i` and `steps() + i` unchecked.
     #[inline(always)]
     pub(super) unsafe fn new(data: Hash, chains: Chains) -> Self {
+        debug_assert_eq!(
+            chains.steps(),
+            data.len / 32,
+            "one step per 32 bytes of the run"
+        );
         Self { data, chains }
     }
 }
@@ -131,12 +138,14 @@ impl SlotRun for TwoChains {
         // Steps from the run's end on do nothing: a pass has a fixed number
         // of slots. The blocks are read unchecked: with a run length known
         // only at run time (a tail's), slice bounds checks cost about 700
-        // instructions a pass (docs/decisions.md, "ChaCha20-Poly1305 mid-size
-        // records on zmm").
+        // instructions in an 880-byte `X86Avx2` open (docs/decisions.md,
+        // "ChaCha20-Poly1305 tail passes: unchecked steps"). `absorb` keeps
+        // its own copy of the reads: through `step_blocks` the horizontal
+        // calls' code changed and `X86Avx2` seals of 2–4 KiB slowed 3–7 %.
         if i >= self.items() {
             return;
         }
-        // SAFETY: `i < items()`, checked above.
+        // SAFETY: `i < items()`, checked above, and `steps() == items()` (`new`'s contract).
         let (a, b) = unsafe { step_blocks(self.data, self.chains.steps(), i) };
         poly.chain_blocks::<false>(&mut self.chains, a, b);
     }
