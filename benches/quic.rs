@@ -69,9 +69,9 @@ fn short_header(pn: u64) -> [u8; HEADER] {
     h
 }
 
-/// Seal then protect the header, as quinn's `PartialEncode::finish` does.
+/// Seal, its header left unprotected.
 #[inline(always)]
-fn seal_protect(k: &DirectionalKeys, pn: u64, packet: &mut [u8]) {
+fn seal_only(k: &DirectionalKeys, pn: u64, packet: &mut [u8]) {
     let (header, rest) = packet.split_at_mut(HEADER);
     let (payload, tag_room) = rest.split_at_mut(rest.len() - 16);
     header.copy_from_slice(&short_header(pn));
@@ -80,6 +80,12 @@ fn seal_protect(k: &DirectionalKeys, pn: u64, packet: &mut [u8]) {
         .encrypt_in_place(pn, header, payload)
         .expect("seal");
     tag_room.copy_from_slice(tag.as_ref());
+}
+
+/// Seal then protect the header, as quinn's `PartialEncode::finish` does.
+#[inline(always)]
+fn seal_protect(k: &DirectionalKeys, pn: u64, packet: &mut [u8]) {
+    seal_only(k, pn, packet);
     let (head, sample) = packet.split_at_mut(PN_OFFSET + 4);
     let (first, rest) = head.split_at_mut(1);
     k.header
@@ -139,6 +145,16 @@ impl BoringQuic {
             iv,
             hp,
         }
+    }
+
+    /// Seals `packet`, its header left unprotected.
+    #[inline(always)]
+    fn seal(&self, pn: u64, packet: &mut [u8]) {
+        let (header, rest) = packet.split_at_mut(HEADER);
+        let (payload, tag_room) = rest.split_at_mut(rest.len() - 16);
+        header.copy_from_slice(&short_header(pn));
+        let tag = self.aead.seal_in_place(&self.nonce(pn), header, payload);
+        tag_room.copy_from_slice(&tag);
     }
 
     #[inline(always)]
@@ -213,11 +229,7 @@ impl QuicImp {
         match self {
             Self::Rustls(k) => seal_protect(k, pn, packet),
             Self::Boring(k) => {
-                let (header, rest) = packet.split_at_mut(HEADER);
-                let (payload, tag_room) = rest.split_at_mut(rest.len() - 16);
-                header.copy_from_slice(&short_header(pn));
-                let tag = k.aead.seal_in_place(&k.nonce(pn), header, payload);
-                tag_room.copy_from_slice(&tag);
+                k.seal(pn, packet);
                 k.apply(packet, true);
             }
         }
@@ -226,21 +238,9 @@ impl QuicImp {
     /// The packet sealed, its header left unprotected.
     #[inline(always)]
     fn seal_only(&self, pn: u64, packet: &mut [u8]) {
-        let (header, rest) = packet.split_at_mut(HEADER);
-        let (payload, tag_room) = rest.split_at_mut(rest.len() - 16);
-        header.copy_from_slice(&short_header(pn));
         match self {
-            Self::Rustls(k) => {
-                let tag = k
-                    .packet
-                    .encrypt_in_place(pn, header, payload)
-                    .expect("seal");
-                tag_room.copy_from_slice(tag.as_ref());
-            }
-            Self::Boring(k) => {
-                let tag = k.aead.seal_in_place(&k.nonce(pn), header, payload);
-                tag_room.copy_from_slice(&tag);
-            }
+            Self::Rustls(k) => seal_only(k, pn, packet),
+            Self::Boring(k) => k.seal(pn, packet),
         }
     }
 

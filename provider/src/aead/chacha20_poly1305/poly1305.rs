@@ -265,9 +265,9 @@ impl Poly1305 {
     }
 
     /// Step `i` of a run starting at `run`: chain A absorbs block `i`,
-    /// chain B block `len + i`. Steps from `len` on do nothing: the stitched
-    /// kernels have a fixed number of step slots, and a whole batch's
-    /// constant length folds this check away. `FRESH`: see [`Self::mul_r`].
+    /// chain B block `len + i`; steps from `len` on do nothing. Serial runs
+    /// only (`update`); a vertical pass's steps read their blocks unchecked
+    /// (`kernel/slots.rs`, `TwoChains`). `FRESH`: see [`Self::mul_r`].
     #[inline(always)]
     pub(super) fn chain_step<const FRESH: bool>(&self, chains: &mut Chains, run: &[u8], i: usize) {
         if i >= chains.len {
