@@ -429,60 +429,13 @@ macro_rules! backend {
                 $crate::aead::secret::scrub_stack::<{ $scrub_blocks }>();
             }
 
-            #[target_feature(enable = $features)]
-            unsafe fn seal(
-                key: &[u32; 8],
-                ks: &mut [u8],
-                nonce: &[u8; $crate::aead::NONCE_LEN],
-                aad: &[u8],
-                src: &[u8],
-                buf: &mut [u8],
-            ) -> ([u8; $crate::aead::TAG_LEN], usize) {
-                use $crate::aead::chacha20_poly1305::kernel;
-                // This frame's bottom, for the scrub after the call.
-                let bottom = $crate::aead::secret::stack_pointer();
-                // SAFETY: the kernel needs only CPU features: this entry point's
-                // `#[target_feature]` list provides the lane type's, and IFMA where `$ifma`
-                // (reached only through a detected `Key`), and `crypt` checks every length it
-                // relies on.
-                let tag = unsafe {
-                    kernel::crypt::<$lanes, $ifma>(
-                        key,
-                        ks,
-                        nonce,
-                        aad,
-                        src,
-                        buf,
-                        kernel::Direction::Seal,
-                    )
-                };
-                (tag, bottom)
-            }
-
-            #[target_feature(enable = $features)]
-            unsafe fn open(
-                key: &[u32; 8],
-                ks: &mut [u8],
-                nonce: &[u8; $crate::aead::NONCE_LEN],
-                aad: &[u8],
-                buf: &mut [u8],
-            ) -> ([u8; $crate::aead::TAG_LEN], usize) {
-                use $crate::aead::chacha20_poly1305::kernel;
-                let bottom = $crate::aead::secret::stack_pointer();
-                // SAFETY: as for `seal`.
-                let tag = unsafe {
-                    kernel::crypt::<$lanes, $ifma>(
-                        key,
-                        ks,
-                        nonce,
-                        aad,
-                        &[],
-                        buf,
-                        kernel::Direction::Open,
-                    )
-                };
-                (tag, bottom)
-            }
+            $crate::aead::chacha20_poly1305::kernel::record_entries!(
+                features = $features,
+                lanes = $lanes,
+                ifma = $ifma,
+                seal = seal,
+                open = open
+            );
 
             #[target_feature(enable = $features)]
             unsafe fn small(
@@ -515,56 +468,14 @@ macro_rules! backend {
                 }
             }
 
-            #[target_feature(enable = $features)]
-            unsafe fn seal_mid(
-                key: &[u32; 8],
-                ks: &mut [u8],
-                nonce: &[u8; $crate::aead::NONCE_LEN],
-                aad: &[u8],
-                src: &[u8],
-                buf: &mut [u8],
-            ) -> ([u8; $crate::aead::TAG_LEN], usize) {
-                use $crate::aead::chacha20_poly1305::kernel;
-                let bottom = $crate::aead::secret::stack_pointer();
-                // SAFETY: as for `seal`: `$features` include `$mid`'s as well as `$lanes`'s.
-                let tag = unsafe {
-                    kernel::crypt::<$mid, false>(
-                        key,
-                        ks,
-                        nonce,
-                        aad,
-                        src,
-                        buf,
-                        kernel::Direction::Seal,
-                    )
-                };
-                (tag, bottom)
-            }
-
-            #[target_feature(enable = $features)]
-            unsafe fn open_mid(
-                key: &[u32; 8],
-                ks: &mut [u8],
-                nonce: &[u8; $crate::aead::NONCE_LEN],
-                aad: &[u8],
-                buf: &mut [u8],
-            ) -> ([u8; $crate::aead::TAG_LEN], usize) {
-                use $crate::aead::chacha20_poly1305::kernel;
-                let bottom = $crate::aead::secret::stack_pointer();
-                // SAFETY: as for `seal_mid`.
-                let tag = unsafe {
-                    kernel::crypt::<$mid, false>(
-                        key,
-                        ks,
-                        nonce,
-                        aad,
-                        &[],
-                        buf,
-                        kernel::Direction::Open,
-                    )
-                };
-                (tag, bottom)
-            }
+            // Scalar Poly1305 runs: the IFMA runs and phases are tuned for zmm.
+            $crate::aead::chacha20_poly1305::kernel::record_entries!(
+                features = $features,
+                lanes = $mid,
+                ifma = false,
+                seal = seal_mid,
+                open = open_mid
+            );
 
             #[target_feature(enable = $features)]
             unsafe fn small_mid(
@@ -575,7 +486,8 @@ macro_rules! backend {
             ) -> ([u8; $crate::aead::TAG_LEN], usize) {
                 use $crate::aead::chacha20_poly1305::kernel;
                 let bottom = $crate::aead::secret::stack_pointer();
-                // SAFETY: as for `seal_mid`; the kernel's `small` asserts the lengths it relies on.
+                // SAFETY: as for `seal`: `$features` include `$mid`'s as well as `$lanes`'s; the
+                // kernel's `small` asserts the lengths it relies on.
                 let tag = unsafe {
                     kernel::small::<$mid>(key, nonce, aad, &[], buf, kernel::Direction::Open)
                 };
@@ -585,3 +497,75 @@ macro_rules! backend {
     };
 }
 pub(crate) use backend;
+
+/// A backend's two record entry points, `$seal` and `$open`, into the
+/// kernel on lane type `$lanes` (`$ifma`: serial Poly1305 runs on IFMA),
+/// compiled with `$features`, which must include `$lanes`'s (and IFMA's
+/// where `$ifma`): `backend!` makes `seal`/`open` on its lanes and
+/// `seal_mid`/`open_mid` on its mid-size lanes with it. Each returns the
+/// tag and its frame's bottom, for the scrub after the call.
+macro_rules! record_entries {
+    (
+        features = $features:literal,
+        lanes = $lanes:ty,
+        ifma = $ifma:literal,
+        seal = $seal:ident,
+        open = $open:ident
+    ) => {
+        #[target_feature(enable = $features)]
+        unsafe fn $seal(
+            key: &[u32; 8],
+            ks: &mut [u8],
+            nonce: &[u8; $crate::aead::NONCE_LEN],
+            aad: &[u8],
+            src: &[u8],
+            buf: &mut [u8],
+        ) -> ([u8; $crate::aead::TAG_LEN], usize) {
+            use $crate::aead::chacha20_poly1305::kernel;
+            // This frame's bottom, for the scrub after the call.
+            let bottom = $crate::aead::secret::stack_pointer();
+            // SAFETY: the kernel needs only CPU features: this entry point's
+            // `#[target_feature]` list provides the lane type's, and IFMA where `$ifma`
+            // (reached only through a detected `Key`), and `crypt` checks every length it
+            // relies on.
+            let tag = unsafe {
+                kernel::crypt::<$lanes, $ifma>(
+                    key,
+                    ks,
+                    nonce,
+                    aad,
+                    src,
+                    buf,
+                    kernel::Direction::Seal,
+                )
+            };
+            (tag, bottom)
+        }
+
+        #[target_feature(enable = $features)]
+        unsafe fn $open(
+            key: &[u32; 8],
+            ks: &mut [u8],
+            nonce: &[u8; $crate::aead::NONCE_LEN],
+            aad: &[u8],
+            buf: &mut [u8],
+        ) -> ([u8; $crate::aead::TAG_LEN], usize) {
+            use $crate::aead::chacha20_poly1305::kernel;
+            let bottom = $crate::aead::secret::stack_pointer();
+            // SAFETY: as for `$seal`.
+            let tag = unsafe {
+                kernel::crypt::<$lanes, $ifma>(
+                    key,
+                    ks,
+                    nonce,
+                    aad,
+                    &[],
+                    buf,
+                    kernel::Direction::Open,
+                )
+            };
+            (tag, bottom)
+        }
+    };
+}
+pub(crate) use record_entries;

@@ -51,7 +51,7 @@ mod tail;
 
 pub(super) use crate::aead::Direction;
 pub(crate) use backend::Entry;
-pub(super) use backend::{backend, Blocks, Key};
+pub(super) use backend::{backend, record_entries, Blocks, Key};
 pub(super) use blocks::independent_blocks;
 pub(super) use lanes::Lanes;
 pub(super) use lanes::Schedule;
