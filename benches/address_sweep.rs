@@ -15,8 +15,7 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use rustls_fusion::aead::Backend;
-use rustls_fusion_benches::records::{Alg, Imp};
+use rustls_fusion_benches::records::{self, Alg, Imp};
 use rustls_fusion_benches::reference::Reference;
 
 const BURSTS: usize = 7;
@@ -45,22 +44,7 @@ fn time(imp: &Imp, buf: &mut [u8], open: bool) -> f64 {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| !a.starts_with("--"))
-        .collect();
-    let usage = "ALG SIZE BACKEND [seal|open]";
-    let alg = Alg::ALL
-        .into_iter()
-        .find(|a| Some(a.name()) == args.first().map(String::as_str))
-        .expect(usage);
-    let len: usize = args.get(1).and_then(|s| s.parse().ok()).expect(usage);
-    let backend = Backend::ALL
-        .iter()
-        .copied()
-        .find(|b| Some(b.name()) == args.get(2).map(String::as_str))
-        .expect(usage);
-    let open = args.get(3).is_some_and(|s| s == "open");
+    let (alg, len, backend, open, _) = records::sweep_args("ALG SIZE BACKEND [seal|open]");
     let key = alg.key();
     let ours = Imp::ours(alg, &key, backend);
     let ring = Imp::Reference(Reference::ring(alg == Alg::ChaCha, &key));

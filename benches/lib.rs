@@ -1,7 +1,9 @@
 //! Shared bench helpers. The benches are `aead.rs` (criterion),
 //! `interleaved.rs` (interleaved bursts: ratios on a noisy VM), `tls.rs`
 //! (criterion, rustls level), `quic.rs`, `memory.rs` (bytes per key) and
-//! `instructions.rs` (callgrind counts); the `report` binary (`report.rs`)
+//! `instructions.rs` (callgrind counts), `address_sweep.rs` and
+//! `layout_sweep.rs` (where the buffer, or the stack, lies); the `report`
+//! binary (`report.rs`)
 //! is the short summary users run before installing. The references they
 //! time are in [`reference`], the interleaved timing in [`records`], the
 //! in-memory rustls connection in [`tls_link`].

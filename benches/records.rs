@@ -48,6 +48,31 @@ impl Alg {
     }
 }
 
+/// The arguments `ALG SIZE BACKEND [seal|open]` of the sweep benches
+/// (`address_sweep`, `layout_sweep`), the rest after them; `--` flags
+/// dropped.
+///
+/// # Panics
+/// With `usage` if one is missing or unknown.
+pub fn sweep_args(usage: &str) -> (Alg, usize, Backend, bool, Vec<String>) {
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
+    let alg = Alg::ALL
+        .into_iter()
+        .find(|a| Some(a.name()) == args.first().map(String::as_str))
+        .expect(usage);
+    let len: usize = args.get(1).and_then(|s| s.parse().ok()).expect(usage);
+    let backend = Backend::ALL
+        .iter()
+        .copied()
+        .find(|b| Some(b.name()) == args.get(2).map(String::as_str))
+        .expect(usage);
+    let open = args.get(3).is_some_and(|s| s == "open");
+    (alg, len, backend, open, args.into_iter().skip(4).collect())
+}
+
 /// One implementation under test. An enum, not a trait object: every
 /// implementation pays the same predictable match per call. (ring's key is
 /// inline and large; boxing it would add an indirection only ring pays.)

@@ -341,7 +341,12 @@ pub(crate) const fn seal_scratch_len<L: Lanes>() -> usize {
     L::N * 64
 }
 
-/// Keystream scratch, aligned to a cache line (vector stores and loads on
-/// it would otherwise split lines).
-#[repr(C, align(64))]
+/// Keystream scratch, aligned to half a page. Its alignment aligns the
+/// frame of the `Key` method that holds it, and the engine's entry point,
+/// called from that frame, then runs entirely inside one half page: no
+/// vector spill slot of the kernel, which the compiler aligns only to 16
+/// bytes, can straddle a page boundary, where each of its spills and
+/// reloads would be split across two pages (docs/decisions.md, "Engine
+/// frames inside one page").
+#[repr(C, align(2048))]
 pub(crate) struct Scratch<const N: usize>(pub(crate) [u8; N]);
