@@ -83,6 +83,8 @@ fn main() {
     let buf = &mut page[start..start + len];
     let tag = ours.seal(buf);
     let sealed = buf.to_vec();
+    assert!(ours.open(buf, &tag), "the record opens");
+    buf.copy_from_slice(&sealed);
     let times: Vec<f64> = STEPS
         .iter()
         .map(|f| f(&ours, buf, &sealed, &tag, open))

@@ -48,9 +48,9 @@ impl Alg {
     }
 }
 
-/// The arguments `ALG SIZE BACKEND [seal|open]` of the sweep benches
-/// (`address_sweep`, `layout_sweep`), the rest after them; `--` flags
-/// dropped.
+/// The arguments `ALG SIZE BACKEND [seal|open]` (seal if absent) of the
+/// sweep benches (`address_sweep`, `layout_sweep`), the rest after them;
+/// `--` flags dropped.
 ///
 /// # Panics
 /// With `usage` if one is missing or unknown.
@@ -69,7 +69,11 @@ pub fn sweep_args(usage: &str) -> (Alg, usize, Backend, bool, Vec<String>) {
         .copied()
         .find(|b| Some(b.name()) == args.get(2).map(String::as_str))
         .expect(usage);
-    let open = args.get(3).is_some_and(|s| s == "open");
+    let open = match args.get(3).map(String::as_str) {
+        None | Some("seal") => false,
+        Some("open") => true,
+        Some(_) => panic!("{usage}"),
+    };
     (alg, len, backend, open, args.into_iter().skip(4).collect())
 }
 

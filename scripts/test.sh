@@ -43,11 +43,11 @@ cargo test --workspace
 step "the backends this machine runs, checked against /proc/cpuinfo"
 cargo test --workspace --test backends -- --nocapture --test-threads=1
 
-step "no key material left on the stack (release builds, our crate at opt-level 3 and 2, both base providers)"
-cargo test --release -p rustls-fusion --features audit --test stack_residue
+step "no key material left on the stack (release builds, our crate at opt-level 3 and 2, both base providers); engine frames inside their half page"
+cargo test --release -p rustls-fusion --features audit --test stack_residue --test frame_placement
 cargo test --release -p rustls-fusion --features audit --test stack_residue \
     --config 'profile.release.package.rustls-fusion.opt-level=2'
-cargo test --release -p rustls-fusion --no-default-features --features ring,audit --test stack_residue
+cargo test --release -p rustls-fusion --no-default-features --features ring,audit --test stack_residue --test frame_placement
 
 step "provider tests on the ring base provider (release dependencies, our crate with debug assertions and overflow checks)"
 cargo test --release -p rustls-fusion --no-default-features --features ring \

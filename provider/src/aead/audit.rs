@@ -11,6 +11,8 @@
 //! - Secrets left behind: [`dead_stack`] copies the stack just below the
 //!   caller's frame, where the frames of the calls it just made lay, so a
 //!   test can search it for key bytes.
+//! - Frame placement: [`take_entry_frame`], how deep the last engine entry
+//!   point's frame reached below its caller.
 #![allow(unsafe_code)]
 
 const RUNNING_ON_VALGRIND: u64 = 0x1001;
@@ -104,6 +106,25 @@ pub unsafe fn dead_stack(out: &mut [u8]) {
 #[inline(always)]
 pub fn stack_pointer() -> usize {
     super::stack_pointer::stack_pointer()
+}
+
+std::thread_local! {
+    static ENTRY_FRAME: core::cell::Cell<usize> = const { core::cell::Cell::new(0) };
+}
+
+/// Notes the stack the last measured engine call used below its caller:
+/// from the caller's stack pointer down to the entry point's (`Frame`).
+pub(crate) fn note_entry_frame(bytes: usize) {
+    ENTRY_FRAME.with(|f| f.set(bytes));
+}
+
+/// The stack the last measured engine call on this thread used below its
+/// caller (the `Key`'s frame), 0 if none was measured since the last call
+/// of this: a ChaCha20-Poly1305 entry point must fit in the half page
+/// below that frame (docs/decisions.md, "Engine frames inside one page";
+/// `tests/frame_placement.rs`).
+pub fn take_entry_frame() -> usize {
+    ENTRY_FRAME.with(|f| f.replace(0))
 }
 
 /// The bytes of `value`'s representation, padding and unused variant space

@@ -134,6 +134,8 @@ impl Frame {
     /// The call's entry point had its stack pointer at `bottom`.
     #[inline(always)]
     pub(crate) fn reached(&mut self, bottom: usize) {
+        #[cfg(feature = "audit")]
+        super::audit::note_entry_frame(self.top.saturating_sub(bottom));
         self.at_least(measured_depth(self.top, bottom));
     }
 
