@@ -1,57 +1,102 @@
-//! Every ChaCha20-Poly1305 engine entry point that spills vector rows runs
-//! inside the half page below its caller's frame, which the keystream
-//! scratch aligns to 2048 bytes: no spill slot can then straddle a page
-//! boundary (docs/decisions.md, "Engine frames inside one page"). The
-//! frames are measured as the stack scrub measures them, on every backend
-//! this CPU runs, at lengths that reach each path that spills: a ymm
-//! short seal (321–448 bytes) and short open (449–576), mid-size records
-//! on the zmm engines' ymm lanes, and long records.
+//! Every engine entry point that spills runs inside one half page: the
+//! frame it is called from is aligned to 2048 bytes (the ChaCha20-Poly1305
+//! keystream scratch, the AES-GCM `HalfPage`), so no spill slot can
+//! straddle a page boundary (docs/decisions.md, "Engine frames inside one
+//! page"). The frames are measured as the stack scrub measures them, on
+//! every backend this CPU runs, at lengths that reach each path that
+//! spills: for ChaCha20-Poly1305 a ymm short seal (321–448 bytes) and
+//! short open (449–576), mid-size records on the zmm engines' ymm lanes,
+//! and long records; for AES-GCM every record past the short path (the
+//! hoisted ymm seals from 4 KiB scrub a fixed depth and are not measured).
 //!
 //! Release builds only (an unoptimised frame is far larger); built with
 //! feature `audit` (part of the test command).
 #![cfg(feature = "audit")]
 
-use rustls_fusion::aead::audit::take_entry_frame;
-use rustls_fusion::aead::{Backend, ChaCha20Poly1305};
+use rustls_fusion::aead::audit::{take_entry_frame, EntryFrame};
+use rustls_fusion::aead::{Aes128Gcm, Aes256Gcm, Backend, ChaCha20Poly1305};
 
-/// The half page the `Key` frame's alignment leaves below it.
 const HALF_PAGE: usize = 2048;
-const LENGTHS: [usize; 8] = [400, 500, 600, 900, 1350, 2000, 4103, 16384];
+const LENGTHS: [usize; 10] = [128, 256, 400, 500, 600, 900, 1350, 2000, 4103, 16384];
+const NONCE: [u8; 12] = [7; 12];
 
-#[test]
-fn chacha_entry_frames_fit_in_half_a_page() {
-    if cfg!(debug_assertions) {
-        return;
-    }
-    let key = [0x42u8; 32];
-    let nonce = [7u8; 12];
-    let engines: Vec<Backend> = ChaCha20Poly1305::backends()
-        .into_iter()
-        .filter(|&b| b != Backend::Base)
-        .collect();
+/// Checks one measured frame; true if there was one (a path that spills
+/// nothing measures nothing).
+fn check(what: &str, frame: Option<EntryFrame>) -> bool {
+    let Some(EntryFrame { top, bottom }) = frame else {
+        return false;
+    };
+    assert_eq!(
+        top % HALF_PAGE,
+        0,
+        "{what}: called from {top:#x}, not from a frame aligned to half a page"
+    );
+    assert!(
+        top - bottom <= HALF_PAGE,
+        "{what}: entry frame {} bytes, more than half a page",
+        top - bottom
+    );
+    true
+}
+
+/// Seals and opens each length on each backend but `Base`; returns how
+/// many frames were measured.
+fn sweep<K>(
+    alg: &str,
+    backends: Vec<Backend>,
+    key: impl Fn(Backend) -> K,
+    seal: impl Fn(&K, &mut Vec<u8>) -> [u8; 16],
+    open: impl Fn(&K, &mut Vec<u8>, &[u8; 16]),
+) -> usize {
     let mut checked = 0;
-    for &backend in &engines {
-        let k = ChaCha20Poly1305::with_backend(&key, backend).expect("detected");
+    for backend in backends.into_iter().filter(|&b| b != Backend::Base) {
+        let k = key(backend);
         for n in LENGTHS {
             let mut buf = vec![0x5au8; n];
             take_entry_frame();
-            let tag = k.seal_in_place(&nonce, b"aad", &mut buf);
-            let seal = take_entry_frame();
-            k.open_in_place(&nonce, b"aad", &mut buf, &tag)
-                .expect("opens");
-            let open = take_entry_frame();
-            for (op, used) in [("seal", seal), ("open", open)] {
-                assert!(
-                    used <= HALF_PAGE,
-                    "{backend} {op} of {n} bytes: entry frame {used} bytes, more than half a page"
-                );
-                // 0: a path that spills nothing, so measures nothing.
-                checked += usize::from(used > 0);
-            }
+            let tag = seal(&k, &mut buf);
+            checked += usize::from(check(
+                &format!("{alg} {backend} seal of {n} bytes"),
+                take_entry_frame(),
+            ));
+            open(&k, &mut buf, &tag);
+            checked += usize::from(check(
+                &format!("{alg} {backend} open of {n} bytes"),
+                take_entry_frame(),
+            ));
         }
     }
-    assert!(
-        engines.is_empty() || checked > 0,
-        "no entry point measured: the hook in `Frame::reached` is not called"
-    );
+    checked
 }
+
+macro_rules! engines {
+    ($test:ident, $ty:ident, $key_len:literal) => {
+        #[test]
+        fn $test() {
+            if cfg!(debug_assertions) {
+                return;
+            }
+            let backends = $ty::backends();
+            let engines = backends.iter().filter(|&&b| b != Backend::Base).count();
+            let checked = sweep(
+                stringify!($ty),
+                backends,
+                |b| $ty::with_backend(&[0x42; $key_len], b).expect("detected"),
+                |k, buf| k.seal_in_place(&NONCE, b"aad", buf),
+                |k, buf, tag| k.open_in_place(&NONCE, b"aad", buf, tag).expect("opens"),
+            );
+            assert!(
+                engines == 0 || checked > 0,
+                "no entry point measured: the hook in `Frame::reached` is not called"
+            );
+        }
+    };
+}
+
+engines!(
+    chacha20_poly1305_entry_frames_in_half_a_page,
+    ChaCha20Poly1305,
+    32
+);
+engines!(aes_128_gcm_entry_frames_in_half_a_page, Aes128Gcm, 16);
+engines!(aes_256_gcm_entry_frames_in_half_a_page, Aes256Gcm, 32);

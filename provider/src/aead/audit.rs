@@ -11,8 +11,8 @@
 //! - Secrets left behind: [`dead_stack`] copies the stack just below the
 //!   caller's frame, where the frames of the calls it just made lay, so a
 //!   test can search it for key bytes.
-//! - Frame placement: [`take_entry_frame`], how deep the last engine entry
-//!   point's frame reached below its caller.
+//! - Frame placement: [`take_entry_frame`], where the last engine entry
+//!   point's frame lay.
 #![allow(unsafe_code)]
 
 const RUNNING_ON_VALGRIND: u64 = 0x1001;
@@ -108,23 +108,31 @@ pub fn stack_pointer() -> usize {
     super::stack_pointer::stack_pointer()
 }
 
+/// Where the last measured engine entry point's frame lay: from `bottom`,
+/// its stack pointer, up to `top`, its caller's (the `Key` frame's) when
+/// it called.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EntryFrame {
+    pub top: usize,
+    pub bottom: usize,
+}
+
 std::thread_local! {
-    static ENTRY_FRAME: core::cell::Cell<usize> = const { core::cell::Cell::new(0) };
+    static ENTRY_FRAME: core::cell::Cell<Option<EntryFrame>> = const { core::cell::Cell::new(None) };
 }
 
-/// Notes the stack the last measured engine call used below its caller:
-/// from the caller's stack pointer down to the entry point's (`Frame`).
-pub(crate) fn note_entry_frame(bytes: usize) {
-    ENTRY_FRAME.with(|f| f.set(bytes));
+/// Notes the stack the last measured engine call used below its caller
+/// (`Frame::reached`).
+pub(crate) fn note_entry_frame(top: usize, bottom: usize) {
+    ENTRY_FRAME.with(|f| f.set(Some(EntryFrame { top, bottom })));
 }
 
-/// The stack the last measured engine call on this thread used below its
-/// caller (the `Key`'s frame), 0 if none was measured since the last call
-/// of this: a ChaCha20-Poly1305 entry point must fit in the half page
-/// below that frame (docs/decisions.md, "Engine frames inside one page";
-/// `tests/frame_placement.rs`).
-pub fn take_entry_frame() -> usize {
-    ENTRY_FRAME.with(|f| f.replace(0))
+/// The frame of the last measured engine call on this thread, `None` if
+/// none was measured since the last call of this: an entry point of our
+/// engines that spills runs inside one half page (docs/decisions.md,
+/// "Engine frames inside one page"; `tests/frame_placement.rs`).
+pub fn take_entry_frame() -> Option<EntryFrame> {
+    ENTRY_FRAME.with(|f| f.take())
 }
 
 /// The bytes of `value`'s representation, padding and unused variant space

@@ -108,6 +108,28 @@ fn measured_depth(top: usize, bottom: usize) -> usize {
     top.saturating_sub(bottom) + SCRUB_MARGIN
 }
 
+/// A place aligned to half a page, for the frame that holds it: that frame
+/// is then 2048-aligned, and an engine entry point called from it runs
+/// inside one half page, where no spill slot (the compiler aligns them only
+/// to 16 bytes) can straddle a page boundary and split each of its
+/// accesses across two pages (docs/decisions.md, "Engine frames inside one
+/// page"). Never written: only its alignment counts.
+#[repr(C, align(2048))]
+pub(crate) struct HalfPage(core::mem::MaybeUninit<u8>);
+
+impl HalfPage {
+    #[inline(always)]
+    pub(crate) const fn new() -> Self {
+        Self(core::mem::MaybeUninit::uninit())
+    }
+
+    /// Its address escapes, so it stays in the frame.
+    #[inline(always)]
+    pub(crate) fn hold(&self) {
+        core::hint::black_box(self);
+    }
+}
+
 /// The frames of a call into an engine's entry point, scrubbed when this
 /// guard drops: taken with one line (`Frame::enter`) just before the call,
 /// then told how deep the call went: `reached` with the stack pointer the
@@ -135,7 +157,7 @@ impl Frame {
     #[inline(always)]
     pub(crate) fn reached(&mut self, bottom: usize) {
         #[cfg(feature = "audit")]
-        super::audit::note_entry_frame(self.top.saturating_sub(bottom));
+        super::audit::note_entry_frame(self.top, bottom);
         self.at_least(measured_depth(self.top, bottom));
     }
 
