@@ -52,6 +52,7 @@ unsafe impl Lanes for uint32x4_t {
     const SMALL_OPEN: usize = super::kernel::SMALL;
     /// Never: every record longer than `SMALL` has a batch.
     const WIDE_TAIL_MIN: usize = usize::MAX;
+    const SPLIT_OPEN_TAIL_MAX: usize = 0;
     const SHORT_SPILLS_OVER: usize = usize::MAX;
     type Pair = uint32x4_t;
 
@@ -238,6 +239,7 @@ unsafe impl Lanes for Neon2 {
     /// Never: a tail of up to six blocks takes a horizontal call, of seven
     /// a vertical pass.
     const WIDE_TAIL_MIN: usize = usize::MAX;
+    const SPLIT_OPEN_TAIL_MAX: usize = 0;
     /// The 2-block calls (up to 64 bytes) leave nothing on the stack; the
     /// calls of two and three sets of two-block rows spill rows
     /// (`tests/stack_residue.rs` at opt-levels 3 and 2, under qemu).

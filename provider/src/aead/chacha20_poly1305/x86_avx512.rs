@@ -53,6 +53,7 @@ unsafe impl Lanes for __m512i {
     /// Never: the open scratch holds 8 blocks above pass 0's 16 (and
     /// IFMA's records of that size are phased).
     const WIDE_TAIL_MIN: usize = usize::MAX;
+    const SPLIT_OPEN_TAIL_MAX: usize = 0;
     /// Two blocks: one ymm call runs them faster than a zmm one
     /// (docs/decisions.md, "The ChaCha20 rounds (ymm, zmm)").
     const SHORT_SPILLS_OVER: usize = usize::MAX;

@@ -41,6 +41,7 @@ unsafe impl Lanes for __m128i {
     const SMALL_OPEN: usize = super::kernel::SMALL;
     /// Never: every record longer than `SMALL` has a batch.
     const WIDE_TAIL_MIN: usize = usize::MAX;
+    const SPLIT_OPEN_TAIL_MAX: usize = 0;
     const SHORT_SPILLS_OVER: usize = usize::MAX;
     type Pair = __m128i;
 

@@ -41,6 +41,12 @@ pub(crate) unsafe trait Lanes: Copy {
     /// first batch (`TailCall::Wide`); `usize::MAX`: never. The pass
     /// needs `N` blocks of scratch above pass 0's.
     const WIDE_TAIL_MIN: usize;
+    /// Most tail blocks for which an open of one batch and a horizontal
+    /// tail takes a seal's shape (`crypt`'s `split`): the batch hashes only
+    /// the head and leaves its keystream in the scratch above pass 0's, and
+    /// the tail's call hashes the batch's ciphertext in its idle slots; 0:
+    /// never (the batch hashes both on the wide schedule).
+    const SPLIT_OPEN_TAIL_MAX: usize;
     /// Short records longer than this scrub the whole frame their call
     /// used, both directions (`small_spills`): where the horizontal calls
     /// of more than two blocks spill state rows; `usize::MAX`: only the

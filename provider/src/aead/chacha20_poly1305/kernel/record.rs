@@ -7,7 +7,7 @@ use super::lanes::Lanes;
 #[cfg(target_arch = "x86_64")]
 use super::phased::{crypt_phased, padded_serial, IFMA_MIN, PHASED_MAX};
 use super::rounds::vertical;
-use super::slots::Hash;
+use super::slots::{Hash, ONE_CHAIN_MAX};
 use super::state::{plaintext_at, State};
 use super::tail::{keystream_tail, tail_call, tail_footprint, tail_run_len, TailCall};
 use super::{counter_fits, SMALL};
@@ -43,13 +43,15 @@ pub(crate) unsafe fn crypt<L: Lanes, const IFMA: bool>(
     // SAFETY: the CPU has `L`'s features, and IFMA where `IFMA` (this fn's contract: what
     // `padded_serial::<IFMA>` needs). Every raw pointer derives from
     // `ks`, `src` or `buf` as a whole: vertical passes on `ks` stay in its first `L::N * 64 <=
-    // scratch_len` bytes (asserted); the head is `head <= n` bytes, read from `src` only if
-    // `from_src >= head`;
+    // scratch_len` bytes (asserted), a split open's batch in the next `L::N * 64` (asserted
+    // within `scratch_len` where `SPLIT_OPEN_TAIL_MAX > 0`); the head is `head <= n` bytes,
+    // read from `src` only if `from_src >= head`;
     // each batch `[off, off + batch)` ends at or below `batches_end <= n`, reads `src` only if
     // it ends at or below `from_src <= src.len()`, and hashes bytes of `buf` below its end
     // (a seal's region before it, already written; an open's head and its own ciphertext,
-    // read before its stores); the tail's call hashes `[pending, pending + run_len)`, at or
-    // below `n`, and writes only its scratch.
+    // read before its stores; a split open's batch stores only to the scratch); the tail's
+    // call hashes `[pending, pending + run_len)`, at or below `n`, and writes only its
+    // scratch, which never overlaps a split open's batch keystream.
     unsafe {
         assert!(src.len() <= buf.len(), "prefix longer than the buffer");
         let scratch = match dir {
@@ -123,6 +125,19 @@ pub(crate) unsafe fn crypt<L: Lanes, const IFMA: bool>(
         let call = tail_call::<L>(blocks, open_without_batch, two_chains);
         let head_later = open_without_batch
             && (blocks == 0 || tail_footprint::<L>(call, blocks) <= ks.len() - L::N * 64);
+        // An open of one batch and a short horizontal tail takes a seal's
+        // shape: the batch hashes only the head and leaves its keystream
+        // above pass 0's; the tail's call hashes the batch's ciphertext in
+        // its idle slots, and the batch is XORed after it (docs/decisions.md,
+        // "ChaCha20-Poly1305 Poly1305 runs and tail calls (AMD EPYC Zen 4)").
+        let split = dir == Direction::Open
+            && batches_end == head + batch
+            && call == TailCall::Horizontal
+            && (1..=L::SPLIT_OPEN_TAIL_MAX).contains(&blocks);
+        const {
+            assert!(L::SPLIT_OPEN_TAIL_MAX == 0 || 2 * L::N * 64 <= scratch_len::<L>());
+            assert!(L::SPLIT_OPEN_TAIL_MAX <= L::MAX_SETS * L::ROW_BLOCKS);
+        };
         match dir {
             Direction::Seal => {
                 let head_in = plaintext_at(src, base, from_src, 0, head);
@@ -168,6 +183,27 @@ pub(crate) unsafe fn crypt<L: Lanes, const IFMA: bool>(
                 while off < batches_end {
                     seal_batch!(batch);
                 }
+            }
+            Direction::Open if split => {
+                // The head, and as much of the batch as leaves the tail's
+                // call one chain's worth (whole steps, within the pass's).
+                let extra = (n - head).saturating_sub(ONE_CHAIN_MAX) / 32 * 32;
+                let hashed = (head + extra).min(32 * L::SCHEDULE.steps());
+                let above = ks[L::N * 64..2 * L::N * 64].as_mut_ptr();
+                let hash = Hash::new(base, hashed);
+                vertical::<L, false>(
+                    &state,
+                    counter,
+                    above,
+                    above,
+                    &mut poly,
+                    Some(hash),
+                    two_chains,
+                );
+                L::xor_bytes(base, base, &ks[64..64 + head]);
+                counter = counter.wrapping_add(L::N as u32);
+                off += batch;
+                pending = hashed;
             }
             Direction::Open => {
                 // Each batch hashes its own ciphertext before its stores, the
@@ -231,10 +267,13 @@ pub(crate) unsafe fn crypt<L: Lanes, const IFMA: bool>(
             // A later head's keystream stays where pass 0 left it; the
             // tail's goes above.
             let (pass0, above) = ks.split_at_mut(L::N * 64);
-            let (scratch, head_ks) = if head_later {
-                (above, &pass0[64..64 + head])
+            // (scratch, head's keystream, a split open's batch keystream)
+            let (scratch, head_ks, batch_ks) = if head_later {
+                (above, &pass0[64..64 + head], &[][..])
+            } else if split {
+                (pass0, &[][..], &above[..batch])
             } else {
-                (&mut *ks, &[][..])
+                (&mut *ks, &[][..], &[][..])
             };
             let tail_ks =
                 keystream_tail::<L>(&state, counter, scratch, blocks, call, &mut poly, run);
@@ -251,6 +290,10 @@ pub(crate) unsafe fn crypt<L: Lanes, const IFMA: bool>(
                 L::xor_bytes(p, p, &tail_ks[..len]);
                 if head_later {
                     L::xor_bytes(base, base, head_ks);
+                }
+                if split {
+                    let p = base.add(head);
+                    L::xor_bytes(p, p, batch_ks);
                 }
             }
         }
