@@ -59,7 +59,7 @@ pub(super) use record::{crypt, scratch_len, seal_scratch_len, Scratch};
 pub(super) use short::small;
 pub(super) use state::{check, key_words, le_words};
 
-use short::three_sets;
+use short::{split_seal, three_sets};
 
 /// The largest batch any vertical kernel makes (AVX-512: 16 blocks).
 const MAX_BATCH: usize = 1024;
@@ -76,8 +76,10 @@ pub(super) const fn small_max<L: Lanes>(dir: Direction) -> usize {
     }
 }
 
-/// Whether a short record of `n` bytes runs a call of four ymm sets (a
-/// seal of 321–448 bytes, an open of 449–576): its 16 state rows and the
+/// Whether a short record of `n` bytes runs a call of four ymm sets (an
+/// open of 449–576 bytes; a seal of 321–448 takes three sets and one, see
+/// `split_seal`, whose second call reads the key through an opaque
+/// pointer so that no key row stays live across the first): its 16 state rows and the
 /// input rows of the final addition outnumber the 16 ymm registers, and
 /// the compiler spills state rows there. Rows of a block's last state
 /// before that addition, with its keystream (known wherever the plaintext
@@ -88,12 +90,12 @@ pub(super) const fn small_max<L: Lanes>(dir: Direction) -> usize {
 /// scrubs its frame.
 pub(super) const fn small_spills<L: Lanes>(dir: Direction, n: usize) -> bool {
     // As `crypt_small` routes them: a seal past 192 bytes not in three
-    // sets takes one call of four; an open past `SMALL`, a call of two
-    // blocks and one of four sets.
+    // sets or split takes one call of four; an open past `SMALL`, a call
+    // of two blocks and one of four sets.
     n > L::SHORT_SPILLS_OVER
         || L::ROW_BLOCKS == 2
             && match dir {
-                Direction::Seal => n > 192 && !three_sets::<L>(n),
+                Direction::Seal => n > 192 && !three_sets::<L>(n) && !split_seal::<L>(n),
                 Direction::Open => n > SMALL,
             }
 }

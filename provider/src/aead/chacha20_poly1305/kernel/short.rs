@@ -116,6 +116,24 @@ pub(super) unsafe fn crypt_small_in<L: Lanes, const USED: usize>(
             poly.padded(&buf[hashed..]);
             let p = buf.as_mut_ptr();
             L::xor_bytes(p, p, &ks[64..64 + n]);
+        } else if dir == Direction::Seal && split_seal::<L>(n) {
+            // A seal of 321–448 bytes on ymm: the key block and blocks 1–5
+            // in three sets, XORed; then blocks 6–7 in one set that hashes
+            // those 320 bytes of ciphertext between its rounds; the rest
+            // after it. One call of four sets spilled, and its whole
+            // ciphertext was hashed after it, one more serial stage.
+            let (first, rest) = ks.split_at_mut(384);
+            keystream_small::<L>(state, 0, first, &poly);
+            poly.reset(first[..32].try_into().expect("32 bytes"));
+            poly.padded(aad);
+            let p = buf.as_mut_ptr();
+            L::xor_bytes(p, p, &first[64..]);
+            let run = OneChain::<true>::new(Hash::new(buf.as_ptr(), 320), poly.h());
+            // The state through an opaque pointer: the second call's key
+            // rows are not the first's, kept live across the XOR (spilled).
+            let run = horizontal::<L, 1, _>(core::hint::black_box(state), 6, rest, &poly, run);
+            poly.set_h(run.h);
+            crypt_chunk::<L>(&mut poly, dir, &mut buf[320..], &rest[..n - 320]);
         } else {
             keystream_small::<L>(state, 0, &mut ks, &poly);
             poly.reset(ks[..32].try_into().expect("32 bytes"));
@@ -128,6 +146,13 @@ pub(super) unsafe fn crypt_small_in<L: Lanes, const USED: usize>(
         wipe(&mut ks);
         tag
     }
+}
+
+/// Whether a short seal of `n` bytes takes two calls: three sets, then one
+/// that hashes their ciphertext (ymm, 321–448 bytes; `crypt_small_in`).
+#[inline(always)]
+pub(super) const fn split_seal<L: Lanes>(n: usize) -> bool {
+    L::ROW_BLOCKS == 2 && L::MAX_SETS >= 4 && n > 320 && n <= SMALL
 }
 
 /// Whether a short record of `n` bytes takes 6 blocks in three sets of
