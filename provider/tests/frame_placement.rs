@@ -4,10 +4,12 @@
 //! straddle a page boundary (docs/decisions.md, "Engine frames inside one
 //! page"). The frames are measured as the stack scrub measures them, on
 //! every backend this CPU runs, at lengths that reach each path that
-//! spills: for ChaCha20-Poly1305 a ymm short seal (321–448 bytes) and
-//! short open (449–576), mid-size records on the zmm engines' ymm lanes,
-//! and long records; for AES-GCM every record past the short path (the
-//! hoisted ymm seals from 4 KiB scrub a fixed depth and are not measured).
+//! spills: for ChaCha20-Poly1305 a ymm short open (449–576 bytes),
+//! mid-size records on the zmm engines' ymm lanes, and long records; for
+//! AES-GCM every record past the short path (the hoisted ymm seals from
+//! 4 KiB scrub a fixed depth and are not measured; nor is the QUIC seal
+//! with a header-protection block, `seal_with_block_placed`, which takes
+//! the same placement but is not public).
 //!
 //! Release builds only (an unoptimised frame is far larger); built with
 //! feature `audit` (part of the test command).

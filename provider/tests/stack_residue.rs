@@ -24,10 +24,13 @@ use rustls_fusion::aead::{Aes128Gcm, Aes256Gcm, Backend, ChaCha20Poly1305, Harde
 
 /// How much dead stack to search: far more than any of these calls uses.
 const DEAD: usize = 64 * 1024;
-/// Record lengths: the short path, block edges, every engine's batch
-/// edges, the zmm engines' ymm-lane records (512, 1350) and their zmm
-/// records around them (900: an open; 2000: phased on IFMA), a TLS record.
-const LENGTHS: [usize; 12] = [0, 1, 16, 100, 255, 400, 512, 900, 1350, 2000, 4103, 16384];
+/// Record lengths: the short path (321–448: the ymm split seal), block
+/// edges, every engine's batch edges, the zmm engines' ymm-lane records
+/// (512, 1350; 1024 and 1152: the ymm split open) and their zmm records
+/// around them (900: an open; 2000: phased on IFMA), a TLS record.
+const LENGTHS: [usize; 16] = [
+    0, 1, 16, 100, 255, 321, 400, 448, 512, 900, 1024, 1152, 1350, 2000, 4103, 16384,
+];
 
 /// Runs `op` in a new thread, on stack zeroed first (the C library may
 /// hand out a cached stack), then copies the dead stack below the frame

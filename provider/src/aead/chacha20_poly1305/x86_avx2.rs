@@ -95,8 +95,9 @@ unsafe impl Lanes for __m256i {
     const SMALL_OPEN: usize = 576;
     /// 7 and 8 blocks: see `TailCall::Wide`.
     const WIDE_TAIL_MIN: usize = 7;
-    /// Opens of 961–1152 bytes (one set in the tail's call); with four or
-    /// more tail blocks the call's rounds leave it no idle slots.
+    /// Opens of 961–1152 bytes (a tail of 1–3 blocks: one or two sets in
+    /// the tail's call); from four tail blocks on, the split measured
+    /// slower (docs/decisions.md).
     const SPLIT_OPEN_TAIL_MAX: usize = 3;
     const SHORT_SPILLS_OVER: usize = usize::MAX;
     type Pair = __m256i;

@@ -42,10 +42,11 @@ pub(crate) unsafe trait Lanes: Copy {
     /// needs `N` blocks of scratch above pass 0's.
     const WIDE_TAIL_MIN: usize;
     /// Most tail blocks for which an open of one batch and a horizontal
-    /// tail takes a seal's shape (`crypt`'s `split`): the batch hashes only
-    /// the head and leaves its keystream in the scratch above pass 0's, and
-    /// the tail's call hashes the batch's ciphertext in its idle slots; 0:
-    /// never (the batch hashes both on the wide schedule).
+    /// tail takes a seal's shape (`crypt`'s `split`): the batch hashes the
+    /// head and what else its schedule's steps hold, and leaves its
+    /// keystream in the scratch above pass 0's; the tail's call hashes the
+    /// rest of the batch's ciphertext in its idle slots; 0: never (the
+    /// batch hashes both on the wide schedule).
     const SPLIT_OPEN_TAIL_MAX: usize;
     /// Short records longer than this scrub the whole frame their call
     /// used, both directions (`small_spills`): where the horizontal calls

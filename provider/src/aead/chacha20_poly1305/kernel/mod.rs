@@ -79,7 +79,8 @@ pub(super) const fn small_max<L: Lanes>(dir: Direction) -> usize {
 /// Whether a short record of `n` bytes runs a call of four ymm sets (an
 /// open of 449–576 bytes; a seal of 321–448 takes three sets and one, see
 /// `split_seal`, whose second call reads the key through an opaque
-/// pointer so that no key row stays live across the first): its 16 state rows and the
+/// pointer so that no key row of the first stays live across the XOR
+/// between them): its 16 state rows and the
 /// input rows of the final addition outnumber the 16 ymm registers, and
 /// the compiler spills state rows there. Rows of a block's last state
 /// before that addition, with its keystream (known wherever the plaintext

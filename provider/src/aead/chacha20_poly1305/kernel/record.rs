@@ -114,7 +114,8 @@ pub(crate) unsafe fn crypt<L: Lanes, const IFMA: bool>(
         // unless it ends the message). A seal hashes each region during the
         // next pass; an open hashes each batch during its own pass, the head
         // during the first batch's or, with no batch, the tail's (or before
-        // it, if its keystream cannot wait), XORing it only then.
+        // it, if its keystream cannot wait), XORing it only then; a split
+        // open (below) leaves most of its one batch to the tail's call.
         let mut pending = 0;
         let len = n - batches_end;
         let blocks = len.div_ceil(64);
@@ -126,9 +127,10 @@ pub(crate) unsafe fn crypt<L: Lanes, const IFMA: bool>(
         let head_later = open_without_batch
             && (blocks == 0 || tail_footprint::<L>(call, blocks) <= ks.len() - L::N * 64);
         // An open of one batch and a short horizontal tail takes a seal's
-        // shape: the batch hashes only the head and leaves its keystream
-        // above pass 0's; the tail's call hashes the batch's ciphertext in
-        // its idle slots, and the batch is XORed after it (docs/decisions.md,
+        // shape: the batch hashes the head and at most the pass's steps
+        // (512 bytes in all) and leaves its keystream above pass 0's; the
+        // tail's call hashes the rest of the batch's ciphertext in its idle
+        // slots, and the batch is XORed after it (docs/decisions.md,
         // "ChaCha20-Poly1305 Poly1305 runs and tail calls (AMD EPYC Zen 4)").
         let split = dir == Direction::Open
             && batches_end == head + batch
@@ -238,9 +240,9 @@ pub(crate) unsafe fn crypt<L: Lanes, const IFMA: bool>(
 
         // Tail: less than a batch, with the cheapest keystream that covers
         // it. Its call hashes, between its rounds, what is pending (a seal:
-        // the last region; an open: the head if still pending, and the
-        // tail's own ciphertext), as far as whole steps and the call's
-        // capacity go; the rest is hashed around it.
+        // the last region; an open: the head if still pending, a split
+        // open's batch, and the tail's own ciphertext), as far as whole
+        // steps and the call's capacity go; the rest is hashed around it.
         if blocks == 0 {
             // A seal's pending head ends the message; an open hashed it.
             padded_serial::<IFMA>(&mut poly, &buf[pending..n]);

@@ -79,7 +79,9 @@ pub(super) unsafe fn crypt_small_in<L: Lanes, const USED: usize>(
 ) -> [u8; TAG_LEN] {
     // SAFETY: the CPU has `L`'s features (module contract); the open's run reads `buf[..whole]`
     // during the call, which writes only `rest` (scratch), and the XOR after it reads and
-    // writes the `n` bytes of `buf` with the `n` keystream bytes it is given.
+    // writes the `n` bytes of `buf` with the `n` keystream bytes it is given. A split seal
+    // (`n > 320`) XORs the first 320 bytes of `buf` with 320 keystream bytes, and its run
+    // then reads `buf[..320]` during the call, which writes only `rest`.
     unsafe {
         let n = buf.len();
         if !src.is_empty() {
