@@ -266,16 +266,17 @@ pub(crate) unsafe fn crypt<L: Lanes, const IFMA: bool>(
             }
             let run_len = tail_run_len::<L>(call, stop - pending);
             let run = (run_len > 0).then(|| Hash::new(base.add(pending), run_len));
-            // A later head's keystream stays where pass 0 left it; the
-            // tail's goes above.
+            // The tail's scratch, and the keystream an open XORs after the
+            // tail's call, with its offset in the record: a later head's,
+            // where pass 0 left it (the tail's goes above), or a split
+            // open's batch's, above pass 0's (the tail's goes below).
             let (pass0, above) = ks.split_at_mut(L::N * 64);
-            // (scratch, head's keystream, a split open's batch keystream)
-            let (scratch, head_ks, batch_ks) = if head_later {
-                (above, &pass0[64..64 + head], &[][..])
+            let (scratch, later) = if head_later {
+                (above, Some((0, &pass0[64..64 + head])))
             } else if split {
-                (pass0, &[][..], &above[..batch])
+                (pass0, Some((head, &above[..batch])))
             } else {
-                (&mut *ks, &[][..], &[][..])
+                (&mut *ks, None)
             };
             let tail_ks =
                 keystream_tail::<L>(&state, counter, scratch, blocks, call, &mut poly, run);
@@ -290,12 +291,9 @@ pub(crate) unsafe fn crypt<L: Lanes, const IFMA: bool>(
                 padded_serial::<IFMA>(&mut poly, &buf[pending..]);
                 let p = base.add(off);
                 L::xor_bytes(p, p, &tail_ks[..len]);
-                if head_later {
-                    L::xor_bytes(base, base, head_ks);
-                }
-                if split {
-                    let p = base.add(head);
-                    L::xor_bytes(p, p, batch_ks);
+                if let Some((at, later_ks)) = later {
+                    let p = base.add(at);
+                    L::xor_bytes(p, p, later_ks);
                 }
             }
         }
