@@ -33,6 +33,12 @@ pub(crate) unsafe trait Lanes: Copy {
     /// after it measures, so that it scrubs a fixed depth instead
     /// (`secret::AES_GCM_HOISTED_SEAL`; the ymm engine's did).
     const HOIST_SPILLS_BELOW_FRAME: bool = true;
+    /// Whether the batch loops (records past the short path) may spill
+    /// secrets, so that the entry point's frame is scrubbed after them
+    /// (`scrub_batches`). False only where `tests/stack_residue.rs` finds
+    /// none, in the builds it tests (docs/decisions.md, "AES-GCM scrub on
+    /// zmm").
+    const BATCHES_SPILL: bool = true;
     /// As `HOIST_SEAL_FROM`, for opens (`usize::MAX`: never; the x86
     /// engines' opens reload without spilling).
     const HOIST_OPEN_FROM: usize = usize::MAX;
