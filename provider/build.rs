@@ -1,8 +1,10 @@
 //! One build fact the code cannot read itself: whether this crate is
-//! compiled at opt-level 3, where `tests/stack_residue.rs` finds that the
-//! zmm AES-GCM batch loops spill no secret, so their records skip the stack
-//! scrub (`Lanes::BATCHES_SPILL`; docs/decisions.md, "AES-GCM scrub on
-//! zmm"). Every other opt-level keeps the scrub.
+//! compiled at opt-level 3, where `tests/stack_residue.rs` finds that some
+//! AES-GCM engines' records spill no secret (the zmm engines, the ymm
+//! engine's AES-128 seals, the AVX AES-NI engine's AES-256 records), so
+//! those skip the stack scrub
+//! (`Lanes::batches_spill`; docs/decisions.md, "AES-GCM scrub where nothing
+//! spills"). Every other opt-level keeps the scrub.
 
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(fusion_opt3)");

@@ -6,9 +6,10 @@
 //! every backend this CPU runs, at lengths that reach each path that
 //! spills: for ChaCha20-Poly1305 a ymm short open (449–576 bytes),
 //! mid-size records on the zmm engines' ymm lanes, and long records; for
-//! AES-GCM every record past the short path that scrubs (the zmm engines
-//! built at opt-level 3 spill nothing and measure nothing; the hoisted
-//! ymm seals from 4 KiB scrub a fixed depth and are not measured; nor is the QUIC seal
+//! AES-GCM every record past the short path that scrubs (at opt-level 3
+//! those that spill nothing, `Lanes::batches_spill`, measure nothing; the
+//! hoisted ymm seals from 4 KiB scrub a fixed depth and are not measured;
+//! nor is the QUIC seal
 //! with a header-protection block, `seal_with_block_placed`, which takes
 //! the same placement but is not public).
 //!

@@ -7,7 +7,7 @@ use super::{
     LOOP, NEVER,
 };
 use crate::aead::secret::{self, Frame, SetupStack};
-use crate::aead::{OpenError, NONCE_LEN, TAG_LEN};
+use crate::aead::{Direction, OpenError, NONCE_LEN, TAG_LEN};
 
 /// A backend's `#[target_feature]` entry points into the kernel for keys
 /// of `NR` AES rounds. Each returns, beside its result, its frame's stack
@@ -118,7 +118,7 @@ impl<E: Entry<NR>, const NR: usize> Key<E, NR> {
             // Hoisted keys spill beyond the measured frame.
             frame.at_least(secret::AES_GCM_HOISTED_SEAL);
         } else {
-            scrub_batches::<E::Lanes>(frame, n, aad_len, bottom);
+            scrub_batches::<E::Lanes, NR>(frame, Direction::Seal, n, aad_len, bottom);
         }
     }
 
@@ -201,7 +201,7 @@ impl<E: Entry<NR>, const NR: usize> Key<E, NR> {
                 _ => E::open::<BY_LENGTH>(&self.0, nonce, aad, buf, tag),
             }
         };
-        scrub_batches::<E::Lanes>(&mut frame, buf.len(), aad.len(), bottom);
+        scrub_batches::<E::Lanes, NR>(&mut frame, Direction::Open, buf.len(), aad.len(), bottom);
         ok.then_some(()).ok_or(OpenError)
     }
 

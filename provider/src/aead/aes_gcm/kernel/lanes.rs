@@ -3,6 +3,7 @@
 //! `aarch64.rs` one level up); the wide lane types are the backends'.
 
 use super::super::arch::Block;
+use crate::aead::Direction;
 
 /// One, two or four AES blocks in a vector register. Implemented by the
 /// backends.
@@ -33,12 +34,16 @@ pub(crate) unsafe trait Lanes: Copy {
     /// after it measures, so that it scrubs a fixed depth instead
     /// (`secret::AES_GCM_HOISTED_SEAL`; the ymm engine's did).
     const HOIST_SPILLS_BELOW_FRAME: bool = true;
-    /// Whether the batch loops (records past the short path) may spill
-    /// secrets, so that the entry point's frame is scrubbed after them
-    /// (`scrub_batches`). False only where `tests/stack_residue.rs` finds
-    /// none, in the builds it tests (docs/decisions.md, "AES-GCM scrub on
-    /// zmm").
-    const BATCHES_SPILL: bool = true;
+    /// Whether records past the short path, of `nr` rounds in direction
+    /// `dir`, may spill secrets, so that the entry point's frame is
+    /// scrubbed after them (`scrub_batches`). False only where
+    /// `tests/stack_residue.rs` finds none, in the builds it tests
+    /// (docs/decisions.md, "AES-GCM scrub where nothing spills").
+    #[inline(always)]
+    fn batches_spill(nr: usize, dir: Direction) -> bool {
+        let _ = (nr, dir);
+        true
+    }
     /// As `HOIST_SEAL_FROM`, for opens (`usize::MAX`: never; the x86
     /// engines' opens reload without spilling).
     const HOIST_OPEN_FROM: usize = usize::MAX;

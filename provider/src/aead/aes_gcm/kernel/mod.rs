@@ -98,16 +98,17 @@ const SHORT: usize = 128;
 /// opt-level 3, many on zmm at opt-level 2: `tests/stack_residue.rs`
 /// searches every intermediate state), and with their public counter
 /// blocks those are known inputs and outputs of reduced-round AES under
-/// the key. The short path spills none, nor do lane types whose
-/// `Lanes::BATCHES_SPILL` is false.
+/// the key. The short path spills none, nor do the records for which
+/// `Lanes::batches_spill` is false.
 #[inline(always)]
-pub(super) fn scrub_batches<V: Lanes>(
+pub(super) fn scrub_batches<V: Lanes, const NR: usize>(
     frame: &mut crate::aead::secret::Frame,
+    dir: Direction,
     n: usize,
     aad_len: usize,
     bottom: usize,
 ) {
-    if V::BATCHES_SPILL && !short(n, aad_len) {
+    if V::batches_spill(NR, dir) && !short(n, aad_len) {
         frame.reached(bottom);
     }
 }

@@ -8,6 +8,7 @@
 use core::arch::x86_64::*;
 
 use super::kernel::{BatchKeys, Lanes};
+use crate::aead::Direction;
 
 mod stitched;
 
@@ -33,6 +34,13 @@ unsafe impl Lanes for __m256i {
     const HALVES_SEAL_FROM: usize = 2048;
     const HALVES_OPEN_FROM: usize = 768;
     const FUSE_LAST: bool = true;
+    // AES-128 seals spill nothing at opt-level 3; AES-256 seals spill round
+    // keys and opens AES states (docs/decisions.md, "AES-GCM scrub where
+    // nothing spills").
+    #[inline(always)]
+    fn batches_spill(nr: usize, dir: Direction) -> bool {
+        !(cfg!(fusion_opt3) && nr == 10 && dir == Direction::Seal)
+    }
     #[inline(always)]
     unsafe fn loadu(p: *const u8) -> Self {
         // SAFETY: the CPU has AVX2, VAES and VPCLMULQDQ and `p` is valid for reads of 32 bytes

@@ -16,6 +16,7 @@
 use core::arch::x86_64::*;
 
 use super::kernel::{BatchKeys, Lanes};
+use crate::aead::Direction;
 
 mod stitched;
 
@@ -68,8 +69,12 @@ unsafe impl<const S: u8> Lanes for Zmm<S> {
     const REGS: usize = 8;
     const HOIST_SEAL_FROM: usize = usize::MAX;
     // With 32 registers nothing secret spills at opt-level 3; at 2 the
-    // round-0 states do (docs/decisions.md, "AES-GCM scrub on zmm").
-    const BATCHES_SPILL: bool = !cfg!(fusion_opt3);
+    // round-0 states do (docs/decisions.md, "AES-GCM scrub where nothing
+    // spills").
+    #[inline(always)]
+    fn batches_spill(_: usize, _: Direction) -> bool {
+        !cfg!(fusion_opt3)
+    }
     const KARATSUBA: bool = S == KARATSUBA;
     // The assembly loop hashes with halves made per record: from the first
     // record it runs on (docs/decisions.md, "The zmm batch loop"); the
