@@ -1,7 +1,7 @@
 //! AES-GCM on VAES + VPCLMULQDQ with 256-bit AVX2 registers (two blocks per
 //! register, sixteen per batch): AMD Zen 3+, Intel Ice Lake+. The stitched
 //! kernel is in `kernel/`; this file supplies the ymm lane type, whose
-//! records of 2 KiB to 4 KiB (seals) and from 768 B (opens) run their full
+//! records of 1.5 KiB to 4 KiB (seals) and from 768 B (opens) run their full
 //! batches in an assembly loop (`stitched.rs`).
 #![allow(unsafe_code)]
 
@@ -29,9 +29,9 @@ unsafe impl Lanes for __m256i {
     const REGS: usize = 8;
     const HOIST_SEAL_FROM: usize = 4096;
     // The assembly loop reads halves made per record (`Lanes::batches`):
-    // seals from 2 KiB to `HOIST_SEAL_FROM`, opens from 768 B
+    // seals from 1.5 KiB to `HOIST_SEAL_FROM`, opens from 768 B
     // (docs/decisions.md, "The ymm batch loop").
-    const HALVES_SEAL_FROM: usize = 2048;
+    const HALVES_SEAL_FROM: usize = 1536;
     const HALVES_OPEN_FROM: usize = 768;
     const FUSE_LAST: bool = true;
     // AES-128 seals spill nothing at opt-level 3; AES-256 seals spill round
