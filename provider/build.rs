@@ -9,7 +9,6 @@
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(fusion_opt3)");
     println!("cargo::rerun-if-changed=build.rs");
-    println!("cargo::rerun-if-env-changed=OPT_LEVEL");
     if std::env::var("OPT_LEVEL").as_deref() == Ok("3") {
         println!("cargo::rustc-cfg=fusion_opt3");
     }

@@ -706,10 +706,18 @@ fn no_key_material_left_on_the_stack() {
     assert_none_found(&failures);
 }
 
-/// QUIC: key setup, sealing a packet (with header protection), removing
-/// header protection and opening, for every cipher and backend; searched
-/// for the packet key, the header-protection key (with its AES round keys
-/// or broadcast ChaCha20 words) and the payload.
+/// QUIC packet payload lengths: a short packet, one past a half batch
+/// (the fused pass that carries the header-protection block on ymm and
+/// xmm), common datagram payloads (the fused pass on zmm, the tail pass on
+/// ymm) and one on the ymm assembly loop.
+const QUIC_LENGTHS: [usize; 5] = [300, 400, 1200, 1350, 1600];
+
+/// QUIC: key setup, sealing a packet (with header protection, in the same
+/// call on AES-GCM), removing header protection and opening, for every
+/// cipher and backend at each of `QUIC_LENGTHS`; searched for the packet
+/// key, the header-protection key (with its AES round keys or broadcast
+/// ChaCha20 words) and the packet's record secrets (every AES state or
+/// ChaCha20 state and Poly1305 value, keystream, payload).
 #[test]
 fn no_quic_key_material_left_on_the_stack() {
     use rustls_fusion::quic::{Cipher, Opener, Sealer};
@@ -729,12 +737,10 @@ fn no_quic_key_material_left_on_the_stack() {
             let key = random_bytes(key_len, 0xabc + bi as u64);
             let hp = random_bytes(key_len, 0xdef + bi as u64);
             let iv: [u8; 12] = random_bytes(12, 0x1f).try_into().unwrap();
-            let mut secrets = key_secrets(aes, &key);
+            let mut key_and_hp = key_secrets(aes, &key);
             for (name, piece) in key_secrets(aes, &hp).0 {
-                secrets.0.push((format!("hp {name}"), piece));
+                key_and_hp.0.push((format!("hp {name}"), piece));
             }
-            let payload = random_bytes(300, 0x77);
-            secrets.add("payload", &payload);
             // Arrays, not Vecs, as in `check`.
             let (mut k, mut h) = ([0u8; 32], [0u8; 32]);
             k[..key_len].copy_from_slice(&key);
@@ -751,47 +757,68 @@ fn no_quic_key_material_left_on_the_stack() {
                 ("Sealer", object_bytes(&sealer)),
                 ("Opener", object_bytes(&opener)),
             ] {
-                for f in secrets.found_in_object(&bytes) {
+                for f in key_and_hp.found_in_object(&bytes) {
                     failures.push(format!("QUIC {cipher:?} {b} {what} object: {f}"));
                 }
             }
-            let mut report = |phase: &str, dead: &[u8]| {
-                for f in secrets.found_in(dead) {
-                    failures.push(format!("QUIC {cipher:?} {b} {phase}: {f}"));
-                }
-            };
-            report("key setup", &dead);
-            let mut packet = vec![0u8; 9 + 2 + payload.len() + 16];
-            packet[0] = 0x41;
-            packet[9..11].copy_from_slice(&7u16.to_be_bytes());
-            packet[11..11 + payload.len()].copy_from_slice(&payload);
+            for f in key_and_hp.found_in(&dead) {
+                failures.push(format!("QUIC {cipher:?} {b} key setup: {f}"));
+            }
             let sealer = std::sync::Arc::new(sealer);
-            let s = sealer.clone();
-            let (packet, dead) = residue(move || {
-                let mut p = packet;
-                s.seal_packet(&mut p, 9, 7).unwrap();
-                p
-            });
-            report("seal_packet", &dead);
             let opener = std::sync::Arc::new(opener);
-            let o = opener.clone();
-            let ((packet, header_len), dead) = residue(move || {
-                let mut p = packet;
-                let info = o.unprotect_header(&mut p, 9).unwrap();
-                (p, info.header_len)
-            });
-            report("unprotect_header", &dead);
-            let o = opener.clone();
-            let ((p, range), dead) = residue(move || {
-                let mut p = packet;
-                let base = p.as_ptr() as usize;
-                let plain = o.open_packet(&mut p, header_len, 7).unwrap();
-                let start = plain.as_ptr() as usize - base;
-                let range = start..start + plain.len();
-                (p, range)
-            });
-            assert_eq!(p[range], payload[..], "QUIC {cipher:?} {b}");
-            report("open_packet", &dead);
+            for len in QUIC_LENGTHS {
+                let pn = 7u64 + len as u64;
+                let payload = random_bytes(len, 0x77 + len as u64);
+                let mut packet = vec![0u8; 9 + 2 + len + 16];
+                packet[0] = 0x41;
+                packet[9..11].copy_from_slice(&(pn as u16).to_be_bytes());
+                packet[11..11 + len].copy_from_slice(&payload);
+                let header: Vec<u8> = packet[..11].to_vec();
+                let s = sealer.clone();
+                let (packet, dead_seal) = residue(move || {
+                    let mut p = packet;
+                    s.seal_packet(&mut p, 9, pn).unwrap();
+                    p
+                });
+                // The packet's nonce (RFC 9001 §5.3) and its record secrets.
+                let mut nonce = iv;
+                for (n, p) in nonce[4..].iter_mut().zip(pn.to_be_bytes()) {
+                    *n ^= p;
+                }
+                let tag: [u8; 16] = packet[11 + len..].try_into().unwrap();
+                let mut secrets = record_secrets(
+                    aes,
+                    &key,
+                    &nonce,
+                    &header,
+                    (&payload, &packet[11..11 + len], &tag),
+                );
+                secrets.0.extend(key_and_hp.0.iter().cloned());
+                let mut report = |phase: &str, dead: &[u8]| {
+                    for f in secrets.found_in(dead) {
+                        failures.push(format!("QUIC {cipher:?} {b} {phase} {len}: {f}"));
+                    }
+                };
+                report("seal_packet", &dead_seal);
+                let o = opener.clone();
+                let ((packet, header_len), dead) = residue(move || {
+                    let mut p = packet;
+                    let info = o.unprotect_header(&mut p, 9).unwrap();
+                    (p, info.header_len)
+                });
+                report("unprotect_header", &dead);
+                let o = opener.clone();
+                let ((p, range), dead) = residue(move || {
+                    let mut p = packet;
+                    let base = p.as_ptr() as usize;
+                    let plain = o.open_packet(&mut p, header_len, pn).unwrap();
+                    let start = plain.as_ptr() as usize - base;
+                    let range = start..start + plain.len();
+                    (p, range)
+                });
+                assert_eq!(p[range], payload[..], "QUIC {cipher:?} {b} {len}");
+                report("open_packet", &dead);
+            }
             println!("QUIC {cipher:?}: dead stack searched on {b}");
         }
     }

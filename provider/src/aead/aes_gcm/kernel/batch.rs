@@ -435,8 +435,8 @@ pub(super) unsafe fn open_batches<
 /// The Karatsuba halves of a full batch's powers, made once per record into
 /// `hx` (on the caller's stack, read back as memory operands; the key keeps
 /// only the powers, and made at each use they cost a shuffle and an XOR per
-/// register). The caller wipes `hx` with [`wipe_regs`], and the frame is
-/// scrubbed after the record.
+/// register). The caller wipes `hx` with [`wipe_regs`] (the frame itself
+/// is scrubbed after the record only where `Lanes::batches_spill` says so).
 ///
 /// # Safety
 /// The CPU has the module's and `V`'s features.

@@ -34,9 +34,9 @@ unsafe impl Lanes for __m256i {
     const HALVES_SEAL_FROM: usize = 1536;
     const HALVES_OPEN_FROM: usize = 768;
     const FUSE_LAST: bool = true;
-    // AES-128 seals spill nothing at opt-level 3; AES-256 seals spill round
-    // keys and opens AES states (docs/decisions.md, "AES-GCM scrub where
-    // nothing spills").
+    // AES-128 seals spill nothing at opt-level 3; AES-128 opens spill AES
+    // states and AES-256 records round keys (docs/decisions.md, "AES-GCM
+    // scrub where nothing spills").
     #[inline(always)]
     fn batches_spill(nr: usize, dir: Direction) -> bool {
         !(cfg!(fusion_opt3) && nr == 10 && dir == Direction::Seal)
