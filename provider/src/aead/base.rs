@@ -84,6 +84,11 @@ impl Base {
         self.2 = hardening.scrubs_base_stack();
     }
 
+    /// Inlined into the dispatch: an in-place seal (every caller but TLS's
+    /// record layer) reaches a frame that keeps only the tag's address
+    /// and the key live across the base provider's call (docs/decisions.md,
+    /// "One dispatch frame").
+    #[inline(always)]
     pub(crate) fn seal(
         &self,
         nonce: &[u8; NONCE_LEN],
@@ -91,33 +96,62 @@ impl Base {
         src: &[u8],
         buf: &mut [u8],
     ) -> [u8; TAG_LEN] {
+        if src.is_empty() {
+            self.seal_in_place(nonce, aad, buf)
+        } else {
+            self.seal_split(nonce, aad, src, buf)
+        }
+    }
+
+    /// `buf` sealed in place.
+    #[inline(never)]
+    fn seal_in_place(&self, nonce: &[u8; NONCE_LEN], aad: &[u8], buf: &mut [u8]) -> [u8; TAG_LEN] {
+        let tag = self.seal_whole(nonce, aad, buf);
+        if self.2 {
+            scrub(self.1);
+        }
+        tag
+    }
+
+    /// `src` then the rest of `buf` (TLS's content type), into `buf`.
+    #[inline(never)]
+    fn seal_split(
+        &self,
+        nonce: &[u8; NONCE_LEN],
+        aad: &[u8],
+        src: &[u8],
+        buf: &mut [u8],
+    ) -> [u8; TAG_LEN] {
         let tag = self.seal_apart(nonce, aad, src, buf).unwrap_or_else(|| {
-            // In place (`src` empty, every call but TLS's) no `memcpy` call.
-            if !src.is_empty() {
-                buf[..src.len()].copy_from_slice(src);
-            }
-            // Made after the copy: a nonce live across the call is spilled.
-            let nonce = aead::Nonce::assume_unique_for_key(*nonce);
-            let aad = aead::Aad::from(aad);
-            // aws-lc-rs writes the tag straight into ours: no `Tag` to convert.
-            #[cfg(feature = "aws-lc-rs")]
-            let tag = {
-                let mut tag = [0; TAG_LEN];
-                self.0
-                    .seal_in_place_scatter(nonce, aad, buf, &[], &mut tag)
-                    .map(|()| tag)
-            };
-            #[cfg(all(feature = "ring", not(feature = "aws-lc-rs")))]
-            let tag = self
-                .0
-                .seal_in_place_separate_tag(nonce, aad, buf)
-                .map(|tag| tag.as_ref().try_into().expect("16-byte tag"));
-            tag.expect("message within the algorithm's length limit")
+            buf[..src.len()].copy_from_slice(src);
+            self.seal_whole(nonce, aad, buf)
         });
         if self.2 {
             scrub(self.1);
         }
         tag
+    }
+
+    /// Seals `buf` in place with the base provider's call.
+    #[inline(always)]
+    fn seal_whole(&self, nonce: &[u8; NONCE_LEN], aad: &[u8], buf: &mut [u8]) -> [u8; TAG_LEN] {
+        // Made here, after any copy: a nonce live across a call is spilled.
+        let nonce = aead::Nonce::assume_unique_for_key(*nonce);
+        let aad = aead::Aad::from(aad);
+        // aws-lc-rs writes the tag straight into ours: no `Tag` to convert.
+        #[cfg(feature = "aws-lc-rs")]
+        let tag = {
+            let mut tag = [0; TAG_LEN];
+            self.0
+                .seal_in_place_scatter(nonce, aad, buf, &[], &mut tag)
+                .map(|()| tag)
+        };
+        #[cfg(all(feature = "ring", not(feature = "aws-lc-rs")))]
+        let tag = self
+            .0
+            .seal_in_place_separate_tag(nonce, aad, buf)
+            .map(|tag| tag.as_ref().try_into().expect("16-byte tag"));
+        tag.expect("message within the algorithm's length limit")
     }
 
     /// ring has no scatter seal: a separate `src` is always copied first.

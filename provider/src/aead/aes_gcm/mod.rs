@@ -289,6 +289,9 @@ impl<const KEY_LEN: usize> Engine for AesGcm<KEY_LEN> {
         }
     }
 
+    // Inlined: the match runs in the caller's frame (docs/decisions.md,
+    // "One dispatch frame").
+    #[inline(always)]
     fn seal(
         &self,
         nonce: &[u8; NONCE_LEN],
@@ -299,6 +302,9 @@ impl<const KEY_LEN: usize> Engine for AesGcm<KEY_LEN> {
         each_engine!(self, k => k.seal(nonce, aad, src, buf))
     }
 
+    // Inlined: the match runs in the caller's frame (docs/decisions.md,
+    // "One dispatch frame").
+    #[inline(always)]
     fn open(
         &self,
         nonce: &[u8; NONCE_LEN],

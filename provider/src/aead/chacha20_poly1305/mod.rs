@@ -258,6 +258,9 @@ impl Engine for Engines {
         }
     }
 
+    // Inlined: the match runs in the caller's frame (docs/decisions.md,
+    // "One dispatch frame").
+    #[inline(always)]
     fn seal(
         &self,
         nonce: &[u8; NONCE_LEN],
@@ -268,6 +271,9 @@ impl Engine for Engines {
         each_engine!(self, k => k.seal(nonce, aad, src, buf), b => b.seal(nonce, aad, src, buf))
     }
 
+    // Inlined: the match runs in the caller's frame (docs/decisions.md,
+    // "One dispatch frame").
+    #[inline(always)]
     fn open(
         &self,
         nonce: &[u8; NONCE_LEN],
