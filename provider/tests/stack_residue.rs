@@ -29,8 +29,9 @@ const DEAD: usize = 64 * 1024;
 /// (512, 1350; 1024 and 1152: the ymm split open) and their zmm records
 /// around them (900: an open; 2000: phased on IFMA), the ymm AES-GCM
 /// engine's assembly-loop seals (3000), a TLS record.
-const LENGTHS: [usize; 17] = [
-    0, 1, 16, 100, 255, 321, 400, 448, 512, 900, 1024, 1152, 1350, 2000, 3000, 4103, 16384,
+const LENGTHS: [usize; 20] = [
+    0, 1, 16, 100, 224, 255, 321, 383, 400, 448, 512, 895, 900, 1024, 1152, 1350, 2000, 3000, 4103,
+    16384,
 ];
 
 /// Runs `op` in a new thread, on stack zeroed first (the C library may

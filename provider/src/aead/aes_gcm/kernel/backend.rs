@@ -195,7 +195,7 @@ impl<E: Entry<NR>, const NR: usize> Key<E, NR> {
         let mut frame = Frame::enter();
         // SAFETY: as for `seal`.
         let (ok, bottom) = unsafe {
-            match open_loop::<E::Lanes>(buf.len()) {
+            match open_loop::<E::Lanes, NR>(buf.len()) {
                 LOOP => E::open::<LOOP>(&self.0, nonce, aad, buf, tag),
                 NEVER => E::open::<NEVER>(&self.0, nonce, aad, buf, tag),
                 _ => E::open::<BY_LENGTH>(&self.0, nonce, aad, buf, tag),

@@ -397,7 +397,7 @@ pub(super) unsafe fn open_batches<
         let mut hx = [V::zero(); MAX_REGS];
         // (Not `bool::then`: a closure does not get the caller's target features.)
         // Only the `LOOP` instance makes halves (as for seals).
-        let halves = if LOOP && end >= V::HALVES_OPEN_FROM {
+        let halves = if LOOP && end >= V::halves_open_from(NR) {
             Some(record_halves(key, &mut hx))
         } else {
             None

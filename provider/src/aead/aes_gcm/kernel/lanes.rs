@@ -67,6 +67,21 @@ pub(crate) unsafe trait Lanes: Copy {
     /// As `HALVES_SEAL_FROM`, for opens of at least this many bytes of
     /// whole batches.
     const HALVES_OPEN_FROM: usize = usize::MAX;
+    /// `HALVES_OPEN_FROM` for keys of `nr` rounds.
+    #[inline(always)]
+    fn halves_open_from(nr: usize) -> usize {
+        let _ = nr;
+        Self::HALVES_OPEN_FROM
+    }
+    /// The most whole registers a record's tail runs on this lane type
+    /// (`record.rs`, `wide_tail`; under half a batch in any case), for `nr`
+    /// rounds in direction `dir`; the rest of the tail goes one block per
+    /// register.
+    #[inline(always)]
+    fn wide_tail_max(nr: usize, dir: Direction) -> usize {
+        let _ = (nr, dir);
+        usize::MAX
+    }
     /// Opens from `HALVES_OPEN_FROM` bytes run an entry-point instance of
     /// their own (`record.rs`, `LOOP`), the shorter ones one without the
     /// loop: the zmm engine's short opens ran 3–8 % slower in the loop's

@@ -197,7 +197,7 @@ pub(super) unsafe fn crypt<
             // The tail's whole registers on the lane type (wide lanes: at
             // most 3, the tail being under half a batch), the rest one block per register.
             let wide = if V::BLOCKS > 1 {
-                (n - tail_start) / (V::BLOCKS * 16)
+                ((n - tail_start) / (V::BLOCKS * 16)).min(V::wide_tail_max(NR, dir))
             } else {
                 0
             };
@@ -376,10 +376,10 @@ pub(crate) fn seal_loop<V: Lanes>(n: usize) -> u8 {
 /// type splits them (`Lanes::SPLIT_OPEN`), `LOOP` from
 /// `Lanes::HALVES_OPEN_FROM` and `NEVER` below.
 #[inline(always)]
-pub(crate) fn open_loop<V: Lanes>(n: usize) -> u8 {
+pub(crate) fn open_loop<V: Lanes, const NR: usize>(n: usize) -> u8 {
     if !V::SPLIT_OPEN {
         BY_LENGTH
-    } else if n >= V::HALVES_OPEN_FROM {
+    } else if n >= V::halves_open_from(NR) {
         LOOP
     } else {
         NEVER

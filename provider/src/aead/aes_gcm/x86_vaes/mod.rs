@@ -29,17 +29,36 @@ unsafe impl Lanes for __m256i {
     const REGS: usize = 8;
     const HOIST_SEAL_FROM: usize = 4096;
     // The assembly loop reads halves made per record (`Lanes::batches`):
-    // seals from 1.5 KiB to `HOIST_SEAL_FROM`, opens from 768 B
-    // (docs/decisions.md, "The ymm batch loop").
+    // seals from 1.5 KiB to `HOIST_SEAL_FROM`, AES-256 opens from 768 B,
+    // AES-128 opens from their first whole batch (docs/decisions.md, "The
+    // ymm batch loop", "AES-GCM scrub where nothing spills").
     const HALVES_SEAL_FROM: usize = 1536;
     const HALVES_OPEN_FROM: usize = 768;
-    const FUSE_LAST: bool = true;
-    // AES-128 seals spill nothing at opt-level 3; AES-128 opens spill AES
-    // states and AES-256 records round keys (docs/decisions.md, "AES-GCM
+    #[inline(always)]
+    fn halves_open_from(nr: usize) -> usize {
+        if nr == 10 {
+            256
+        } else {
+            Self::HALVES_OPEN_FROM
+        }
+    }
+    // AES-128 opens' tails take at most two whole registers: with three
+    // the compiled tail spills round key 1 (docs/decisions.md, "AES-GCM
     // scrub where nothing spills").
     #[inline(always)]
-    fn batches_spill(nr: usize, dir: Direction) -> bool {
-        !(cfg!(fusion_opt3) && nr == 10 && dir == Direction::Seal)
+    fn wide_tail_max(nr: usize, dir: Direction) -> usize {
+        if nr == 10 && dir == Direction::Open {
+            2
+        } else {
+            usize::MAX
+        }
+    }
+    const FUSE_LAST: bool = true;
+    // AES-128 records spill nothing at opt-level 3; AES-256 records spill
+    // round keys (docs/decisions.md, "AES-GCM scrub where nothing spills").
+    #[inline(always)]
+    fn batches_spill(nr: usize, _: Direction) -> bool {
+        !(cfg!(fusion_opt3) && nr == 10)
     }
     #[inline(always)]
     unsafe fn loadu(p: *const u8) -> Self {
