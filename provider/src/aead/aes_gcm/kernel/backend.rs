@@ -44,7 +44,7 @@ pub(crate) unsafe trait Entry<const NR: usize> {
         buf: &mut [u8],
     ) -> ([u8; TAG_LEN], usize);
     /// An open compiled with the lane type's own loop (`LOOP`, from
-    /// `Lanes::HALVES_OPEN_FROM` bytes), without it (`NEVER`), or with it
+    /// `Lanes::halves_open_from(NR)` bytes), without it (`NEVER`), or with it
     /// chosen by length (`BY_LENGTH`, one instance for every open where
     /// the lane type does not set `Lanes::SPLIT_OPEN`).
     unsafe fn open<const HOIST: u8>(

@@ -65,7 +65,7 @@ pub(crate) unsafe trait Lanes: Copy {
     /// own halves, a shuffle and an XOR per register).
     const HALVES_SEAL_FROM: usize = usize::MAX;
     /// As `HALVES_SEAL_FROM`, for opens of at least this many bytes of
-    /// whole batches.
+    /// whole batches; read through [`Lanes::halves_open_from`].
     const HALVES_OPEN_FROM: usize = usize::MAX;
     /// `HALVES_OPEN_FROM` for keys of `nr` rounds.
     #[inline(always)]
@@ -82,7 +82,7 @@ pub(crate) unsafe trait Lanes: Copy {
         let _ = (nr, dir);
         usize::MAX
     }
-    /// Opens from `HALVES_OPEN_FROM` bytes run an entry-point instance of
+    /// Opens from `halves_open_from(nr)` bytes run an entry-point instance of
     /// their own (`record.rs`, `LOOP`), the shorter ones one without the
     /// loop: the zmm engine's short opens ran 3–8 % slower in the loop's
     /// frame. Otherwise one instance runs every open (the ymm and xmm

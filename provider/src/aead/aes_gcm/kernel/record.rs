@@ -195,7 +195,8 @@ pub(super) unsafe fn crypt<
             };
             acc = acc_main;
             // The tail's whole registers on the lane type (wide lanes: at
-            // most 3, the tail being under half a batch), the rest one block per register.
+            // most 3, the tail being under half a batch; fewer where
+            // `Lanes::wide_tail_max` caps them), the rest one block per register.
             let wide = if V::BLOCKS > 1 {
                 ((n - tail_start) / (V::BLOCKS * 16)).min(V::wide_tail_max(NR, dir))
             } else {
@@ -374,7 +375,7 @@ pub(crate) fn seal_loop<V: Lanes>(n: usize) -> u8 {
 /// Which open instance [`Key::open`](super::Key) calls for `n` bytes on
 /// lane type `V`: one for every open (`BY_LENGTH`), or, where the lane
 /// type splits them (`Lanes::SPLIT_OPEN`), `LOOP` from
-/// `Lanes::HALVES_OPEN_FROM` and `NEVER` below.
+/// `Lanes::halves_open_from(NR)` and `NEVER` below.
 #[inline(always)]
 pub(crate) fn open_loop<V: Lanes, const NR: usize>(n: usize) -> u8 {
     if !V::SPLIT_OPEN {
@@ -513,7 +514,7 @@ pub(crate) unsafe fn seal_with_j0<V: Lanes, const NR: usize, const P: usize, con
 /// Open with lane type `V` and `NR` AES rounds; zeroes `buf` on failure.
 /// `HOIST` is `NEVER` for the instance without the lane type's own loop
 /// ([`Lanes::batches`]), `LOOP` or `BY_LENGTH` for one whose opens from
-/// `Lanes::HALVES_OPEN_FROM` run it (`Lanes::SPLIT_OPEN`).
+/// `Lanes::halves_open_from(NR)` run it (`Lanes::SPLIT_OPEN`).
 ///
 /// # Safety
 /// The CPU has the block features and `V`'s features (the module's

@@ -52,9 +52,11 @@ vpxor xmm11, xmm11, xmm13
 /// The loop: counters, one hash step in each of rounds 1-8 (block 7
 /// first, so the running value joins last), the remaining rounds, the
 /// reduction (the next batch's running value), then the last round with
-/// the input XORed into its key and the stores. The loop's first
-/// instruction sits 47 bytes into a 64-byte line wherever the function
-/// lands (docs/decisions.md, "The xmm batch loop": measured placement).
+/// the input XORed into its key and the stores. In every inlined copy
+/// (both key sizes, seal and open) the loop's first instruction sits 47
+/// bytes into a 64-byte line wherever the function lands; the padding
+/// before it runs once per call (docs/decisions.md, "The xmm batch loop":
+/// measured placement).
 macro_rules! body {
     () => {
         r"

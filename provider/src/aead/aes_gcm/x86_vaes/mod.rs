@@ -1,8 +1,8 @@
 //! AES-GCM on VAES + VPCLMULQDQ with 256-bit AVX2 registers (two blocks per
 //! register, sixteen per batch): AMD Zen 3+, Intel Ice Lake+. The stitched
 //! kernel is in `kernel/`; this file supplies the ymm lane type, whose
-//! records of 1.5 KiB to 4 KiB (seals) and from 768 B (opens) run their full
-//! batches in an assembly loop (`stitched.rs`).
+//! seals of 1.5 KiB to 4 KiB, AES-256 opens from 768 B and AES-128 opens from
+//! 256 B run their full batches in an assembly loop (`stitched.rs`).
 #![allow(unsafe_code)]
 
 use core::arch::x86_64::*;
