@@ -5,21 +5,13 @@
 mod common;
 
 use common::tls::{alg_of, all_suites, decrypt, encrypt, pair, tls12};
-use common::{Alg, Rng};
+use common::{masked_nonce, Alg, Rng};
 use rustls::crypto::cipher::{make_tls12_aad, make_tls13_aad};
 use rustls::{ContentType, Error, ProtocolVersion};
 use rustls_fusion::nonce_guard::{NonceError, OpenGuard, ReplayError, SealGuard};
 use NonceError::*;
 
 const MAX: u64 = u64::MAX;
-
-fn masked_nonce(iv: &[u8; 12], seq: u64) -> [u8; 12] {
-    let mut n = *iv;
-    for (b, s) in n[4..].iter_mut().zip(seq.to_be_bytes()) {
-        *b ^= s;
-    }
-    n
-}
 
 fn salted_nonce(salt: &[u8; 4], seq: u64) -> [u8; 12] {
     let mut n = [0; 12];

@@ -82,10 +82,7 @@ fn forge_authentic(
             out
         }
         (tls13, _) => {
-            nonce.copy_from_slice(&p.iv);
-            for (b, s) in nonce[4..].iter_mut().zip(seq.to_be_bytes()) {
-                *b ^= s;
-            }
+            nonce = common::masked_nonce(&p.iv[..].try_into().unwrap(), seq);
             if tls13 {
                 let mut inner = plain.to_vec();
                 inner.push(ContentType::ApplicationData.into());

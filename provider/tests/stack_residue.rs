@@ -784,10 +784,7 @@ fn no_quic_key_material_left_on_the_stack() {
                     p
                 });
                 // The packet's nonce (RFC 9001 §5.3) and its record secrets.
-                let mut nonce = iv;
-                for (n, p) in nonce[4..].iter_mut().zip(pn.to_be_bytes()) {
-                    *n ^= p;
-                }
+                let nonce = common::masked_nonce(&iv, pn);
                 let tag: [u8; 16] = packet[11 + len..].try_into().unwrap();
                 let mut secrets = record_secrets(
                     aes,

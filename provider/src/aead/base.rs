@@ -107,9 +107,7 @@ impl Base {
     #[inline(never)]
     fn seal_in_place(&self, nonce: &[u8; NONCE_LEN], aad: &[u8], buf: &mut [u8]) -> [u8; TAG_LEN] {
         let tag = self.seal_whole(nonce, aad, buf);
-        if self.2 {
-            scrub(self.1);
-        }
+        self.scrub_if_hardened();
         tag
     }
 
@@ -126,10 +124,17 @@ impl Base {
             buf[..src.len()].copy_from_slice(src);
             self.seal_whole(nonce, aad, buf)
         });
+        self.scrub_if_hardened();
+        tag
+    }
+
+    /// The opt-in per-call scrub ([`Hardening::scrub_base_stack`]), run in
+    /// the frame that called the base provider.
+    #[inline(always)]
+    fn scrub_if_hardened(&self) {
         if self.2 {
             scrub(self.1);
         }
-        tag
     }
 
     /// Seals `buf` in place with the base provider's call.
@@ -218,9 +223,7 @@ impl Base {
         let opened = self
             .0
             .open_in_place_separate_tag(nonce, aad, aead::Tag::from(*tag), buf, 0..);
-        if self.2 {
-            scrub(self.1);
-        }
+        self.scrub_if_hardened();
         match opened {
             Ok(_) => Ok(()),
             Err(_) => {

@@ -6,6 +6,17 @@ pub mod tls;
 
 use rustls_fusion::aead::{Aes128Gcm, Aes256Gcm, Backend, ChaCha20Poly1305, OpenError};
 
+/// The nonce of record or packet `seq` under `iv`: `iv` with `seq`'s
+/// big-endian bytes XORed into its last eight (RFC 8446 §5.3, RFC 9001
+/// §5.3).
+pub fn masked_nonce(iv: &[u8; 12], seq: u64) -> [u8; 12] {
+    let mut n = *iv;
+    for (b, s) in n[4..].iter_mut().zip(seq.to_be_bytes()) {
+        *b ^= s;
+    }
+    n
+}
+
 /// A `LessSafeKey` of ring or aws-lc-rs (same API) for `alg`.
 macro_rules! reference_key {
     ($krate:ident, $alg:expr, $key:expr) => {{
