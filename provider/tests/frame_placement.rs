@@ -73,8 +73,10 @@ fn sweep<K>(
     checked
 }
 
+/// `$measured`: whether some record path here must scrub a measured frame
+/// (the check that the audit hook is called at all).
 macro_rules! engines {
-    ($test:ident, $ty:ident, $key_len:literal) => {
+    ($test:ident, $ty:ident, $key_len:literal, $measured:expr) => {
         #[test]
         fn $test() {
             if cfg!(debug_assertions) {
@@ -90,7 +92,7 @@ macro_rules! engines {
                 |k, buf, tag| k.open_in_place(&NONCE, b"aad", buf, tag).expect("opens"),
             );
             assert!(
-                engines == 0 || checked > 0,
+                engines == 0 || checked > 0 || !$measured,
                 "no entry point measured: the hook in `Frame::reached` is not called"
             );
         }
@@ -100,7 +102,16 @@ macro_rules! engines {
 engines!(
     chacha20_poly1305_entry_frames_in_half_a_page,
     ChaCha20Poly1305,
-    32
+    32,
+    true
 );
-engines!(aes_128_gcm_entry_frames_in_half_a_page, Aes128Gcm, 16);
-engines!(aes_256_gcm_entry_frames_in_half_a_page, Aes256Gcm, 32);
+engines!(aes_128_gcm_entry_frames_in_half_a_page, Aes128Gcm, 16, true);
+// At opt-level 3 no x86-64 engine's AES-256 record scrubs a measured frame
+// (each spills nothing: `Lanes::batches_spill`); the hook is checked by
+// the other two.
+engines!(
+    aes_256_gcm_entry_frames_in_half_a_page,
+    Aes256Gcm,
+    32,
+    !(cfg!(fusion_opt3) && cfg!(target_arch = "x86_64"))
+);

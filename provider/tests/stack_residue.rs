@@ -28,9 +28,9 @@ const DEAD: usize = 64 * 1024;
 /// edges, every engine's batch edges, the zmm engines' ymm-lane records
 /// (512, 1350; 1024 and 1152: the ymm split open) and their zmm records
 /// around them (900: an open; 2000: phased on IFMA), the ymm AES-GCM
-/// engine's assembly-loop seals (3000), the ymm AES-128 opens whose tails
-/// would take three whole registers (224, 255, 383, 895: one build spilled
-/// round key 1 there before `Lanes::wide_tail_max` capped them), a TLS record.
+/// engine's assembly-loop seals (3000), the ymm records whose tails take
+/// three whole registers (224, 255, 383, 895: unfenced, one build spilled
+/// round keys there; `Lanes::fence`), a TLS record.
 const LENGTHS: [usize; 20] = [
     0, 1, 16, 100, 224, 255, 321, 383, 400, 448, 512, 895, 900, 1024, 1152, 1350, 2000, 3000, 4103,
     16384,

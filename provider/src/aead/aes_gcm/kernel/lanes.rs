@@ -73,15 +73,6 @@ pub(crate) unsafe trait Lanes: Copy {
         let _ = nr;
         Self::HALVES_OPEN_FROM
     }
-    /// The most whole registers a record's tail runs on this lane type
-    /// (`record.rs`, `wide_tail`; under half a batch in any case), for `nr`
-    /// rounds in direction `dir`; the rest of the tail goes one block per
-    /// register.
-    #[inline(always)]
-    fn wide_tail_max(nr: usize, dir: Direction) -> usize {
-        let _ = (nr, dir);
-        usize::MAX
-    }
     /// Opens from `halves_open_from(nr)` bytes run an entry-point instance of
     /// their own (`record.rs`, `LOOP`), the shorter ones one without the
     /// loop: the zmm engine's short opens ran 3–8 % slower in the loop's
@@ -128,6 +119,17 @@ pub(crate) unsafe trait Lanes: Copy {
     /// XOR of all lanes.
     unsafe fn fold(self) -> Block;
     unsafe fn zero() -> Self;
+    /// `self`, through an empty statement that the compiler keeps in
+    /// program order with every other such statement. A pass of several
+    /// registers fences each one after each round, so that it runs round
+    /// by round with one round key live; without it the compiler ran each
+    /// register through all its rounds in turn, held every round key for
+    /// the next register, and spilled some (docs/decisions.md, "AES passes
+    /// round by round"). The identity where registers are plenty.
+    #[inline(always)]
+    unsafe fn fence(self) -> Self {
+        self
+    }
 
     /// `n` (at least 1) full batches in a loop of the lane type's own, with
     /// Karatsuba products whose halves are at `keys.hx`; `false` (nothing

@@ -195,10 +195,10 @@ pub(super) unsafe fn crypt<
             };
             acc = acc_main;
             // The tail's whole registers on the lane type (wide lanes: at
-            // most 3, the tail being under half a batch; fewer where
-            // `Lanes::wide_tail_max` caps them), the rest one block per register.
+            // most 3, the tail being under half a batch), the rest one block
+            // per register.
             let wide = if V::BLOCKS > 1 {
-                ((n - tail_start) / (V::BLOCKS * 16)).min(V::wide_tail_max(NR, dir))
+                (n - tail_start) / (V::BLOCKS * 16)
             } else {
                 0
             };
@@ -285,11 +285,13 @@ unsafe fn wide_tail<V: Lanes, const NR: usize, const P: usize, const X: usize, c
             *xj = counters.add_ctr((j * V::BLOCKS) as i32).bswap().xor(k0);
         }
         each_round!(V::UNROLL_ROUNDS, NR, |r| {
-            // Each round key loaded at its use (as the batches do): held,
-            // they would spill.
+            // Each round key loaded at its use (as the batches do), and
+            // each register fenced after each round: the pass runs round by
+            // round and holds one key (docs/decisions.md, "AES passes round
+            // by round").
             let k = V::broadcast(core::hint::black_box(&key.rk)[r].as_ptr());
             for xj in x.iter_mut() {
-                *xj = xj.aesenc(k);
+                *xj = xj.aesenc(k).fence();
             }
         });
         let klast = V::broadcast(key.rk[NR].as_ptr());

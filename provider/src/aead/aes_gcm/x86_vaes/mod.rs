@@ -22,16 +22,17 @@ super::kernel::backend!(
 
 /// Two blocks per ymm register (lane 0 is the earlier block).
 // SAFETY: every method uses AVX2, VAES or VPCLMULQDQ instructions (this backend's features) on
-// two blocks per ymm; the pointer methods access exactly 32 (`loadu`, `storeu`) or 16
+// two blocks per ymm, or none (`fence`); the pointer methods access exactly 32 (`loadu`, `storeu`) or 16
 // (`broadcast`) bytes, and `batches` what `Lanes::batches` allows.
 unsafe impl Lanes for __m256i {
     const BLOCKS: usize = 2;
     const REGS: usize = 8;
     const HOIST_SEAL_FROM: usize = 4096;
     // The assembly loop reads halves made per record (`Lanes::batches`):
-    // seals from 1.5 KiB to `HOIST_SEAL_FROM`, AES-256 opens from 768 B,
-    // AES-128 opens from their first whole batch (docs/decisions.md, "The
-    // ymm batch loop", "AES-GCM scrub where nothing spills").
+    // seals from 1.5 KiB to `HOIST_SEAL_FROM`, AES-256 opens from 768 B
+    // (from 256 B they measured slower), AES-128 opens from their first
+    // whole batch (docs/decisions.md, "The ymm batch loop", "AES passes
+    // round by round").
     const HALVES_SEAL_FROM: usize = 1536;
     const HALVES_OPEN_FROM: usize = 768;
     #[inline(always)]
@@ -42,23 +43,19 @@ unsafe impl Lanes for __m256i {
             Self::HALVES_OPEN_FROM
         }
     }
-    // AES-128 opens' tails take at most two whole registers: with three
-    // the compiled tail spills round key 1 (docs/decisions.md, "AES-GCM
-    // scrub where nothing spills").
-    #[inline(always)]
-    fn wide_tail_max(nr: usize, dir: Direction) -> usize {
-        if nr == 10 && dir == Direction::Open {
-            2
-        } else {
-            usize::MAX
-        }
-    }
     const FUSE_LAST: bool = true;
-    // AES-128 records spill nothing at opt-level 3; AES-256 records spill
-    // round keys (docs/decisions.md, "AES-GCM scrub where nothing spills").
+    // Records spill nothing at opt-level 3, their tails fenced round by
+    // round (`Lanes::fence`; docs/decisions.md, "AES-GCM scrub where nothing
+    // spills", "AES passes round by round").
     #[inline(always)]
-    fn batches_spill(nr: usize, _: Direction) -> bool {
-        !(cfg!(fusion_opt3) && nr == 10)
+    fn batches_spill(_: usize, _: Direction) -> bool {
+        !cfg!(fusion_opt3)
+    }
+    #[inline(always)]
+    unsafe fn fence(self) -> Self {
+        // SAFETY: `fence_ymm` needs AVX, which this backend's features include (`Lanes`
+        // contract).
+        unsafe { fence_ymm(self) }
     }
     #[inline(always)]
     unsafe fn loadu(p: *const u8) -> Self {
@@ -189,4 +186,17 @@ unsafe impl Lanes for __m256i {
         unsafe { stitched::batches::<NR, OPEN>(keys, ctr, acc, input, output, n) };
         true
     }
+}
+
+/// [`Lanes::fence`] on a ymm register. A plain `#[inline]` like the
+/// intrinsics (`#[inline(always)]` cannot carry target features): inlined
+/// into every caller, which has AVX.
+#[inline]
+#[target_feature(enable = "avx")]
+unsafe fn fence_ymm(mut x: __m256i) -> __m256i {
+    // SAFETY: an empty statement on one ymm register: no instruction, memory, stack or flags.
+    unsafe {
+        core::arch::asm!("/* {0} */", inout(ymm_reg) x, options(nomem, nostack, preserves_flags))
+    };
+    x
 }
