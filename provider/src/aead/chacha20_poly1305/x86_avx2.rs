@@ -71,8 +71,28 @@ pub(super) unsafe fn xor32(input: *const u8, out: *mut u8, ks: &[u8]) {
     }
 }
 
-// SAFETY: every method uses AVX2 instructions only, and touches memory only as the trait's
-// contract says (slices bounds-checked, pointers within the stated lengths).
+/// `Lanes::xor_rotl16` and the others on ymm: `(self <<< R) ^ (x << R) ^
+/// (x >> 32 - R)` in one `vpternlogd` (AVX-512VL).
+macro_rules! xor_rotl_vl {
+    ($($name:ident: $r:literal, $rest:literal;)*) => {$(
+        #[inline(always)]
+        unsafe fn $name(self, x: Self) -> Self {
+            // SAFETY: register-only intrinsics; the CPU has AVX-512F/VL (the
+            // `Lanes::xor_rotl16` contract).
+            unsafe {
+                _mm256_ternarylogic_epi32::<0x96>(
+                    _mm256_rol_epi32::<$r>(self),
+                    _mm256_slli_epi32::<$r>(x),
+                    _mm256_srli_epi32::<$rest>(x),
+                )
+            }
+        }
+    )*};
+}
+
+// SAFETY: every method uses AVX2 instructions only, but the `xor_rotl*` ones (AVX-512F/VL,
+// which the trait lets only engines with those features run), and touches memory only as the
+// trait's contract says (slices bounds-checked, pointers within the stated lengths).
 unsafe impl Lanes for __m256i {
     const N: usize = 8;
     const ROW_BLOCKS: usize = 2;
@@ -135,6 +155,15 @@ unsafe impl Lanes for __m256i {
     unsafe fn rotl16(self) -> Self {
         // SAFETY: register-only intrinsics; the CPU has AVX2 (`Lanes` contract).
         unsafe { _mm256_shuffle_epi8(self, mask(&ROT16)) }
+    }
+    // The fused XOR-rotates use AVX-512VL: run only where the engine's lane
+    // type sets `FUSED_PAIR` (the AVX-512 engines, whose `Pair` this is),
+    // never by `X86Avx2`, whose own `FUSED_PAIR` is false.
+    xor_rotl_vl! {
+        xor_rotl16: 16, 16;
+        xor_rotl12: 12, 20;
+        xor_rotl8: 8, 24;
+        xor_rotl7: 7, 25;
     }
     #[inline(always)]
     unsafe fn rotl12(self) -> Self {

@@ -7,15 +7,18 @@ use super::super::arch::{load_row, Row};
 
 /// A vector of 32-bit lanes: one ChaCha20 state word of `N` blocks
 /// (vertical), or one row of `ROW_BLOCKS` blocks (horizontal).
-/// Implemented by the backends; no method has a default.
+/// Implemented by the backends; only the fused XOR-rotates have defaults.
 ///
 /// # Safety
 /// Implementing: every method uses only instructions of the backend's
 /// `#[target_feature]` list and touches memory only as its contract below
-/// says (slice arguments are bounds-checked). Calling: every method may
-/// only run where that backend's CPU features are present (see the module
-/// docs), and the raw pointers of `store_rows`, `xor_vertical` and
-/// `xor_bytes` must be valid for the bytes their docs name.
+/// says (slice arguments are bounds-checked); an override of the
+/// `xor_rotl*` methods may also use AVX-512F and VL. Calling: every method
+/// may only run where that backend's CPU features are present (see the
+/// module docs), the `xor_rotl*` overrides only where AVX-512F and VL are
+/// too (the engines whose lane type sets `FUSED_PAIR`), and the raw
+/// pointers of `store_rows`, `xor_vertical` and `xor_bytes` must be valid
+/// for the bytes their docs name.
 pub(crate) unsafe trait Lanes: Copy {
     /// Blocks per register in the vertical layout.
     const N: usize;
@@ -56,6 +59,13 @@ pub(crate) unsafe trait Lanes: Copy {
     /// The lane type for 2-block calls (zmm → ymm: one ymm call runs them
     /// faster; docs/decisions.md, "The ChaCha20 rounds (ymm, zmm)").
     type Pair: Lanes;
+    /// Whether the 2-block call (of `Pair`, one set: records of up to 64
+    /// bytes) runs the fused quarter round (`rounds.rs`, `quarter_fused`):
+    /// on the engines with AVX-512VL, whose `Pair` XOR-rotates then take two
+    /// cycles after the word they wait on instead of three. Calls of more
+    /// blocks stay unfused: there the extra shifts, not the chain, bound
+    /// them (docs/decisions.md, "ChaCha20 rotations off the chain").
+    const FUSED_PAIR: bool = false;
 
     unsafe fn splat(x: u32) -> Self;
     /// `words[i]` in lane `i` (`N` words).
@@ -68,6 +78,34 @@ pub(crate) unsafe trait Lanes: Copy {
     unsafe fn rotl12(self) -> Self;
     unsafe fn rotl8(self) -> Self;
     unsafe fn rotl7(self) -> Self;
+    /// `(self ^ x) <<< 16` where `x` is the word just computed: as
+    /// `(self <<< 16) ^ (x << 16) ^ (x >> 16)`, `self`'s rotation off the
+    /// chain and the rest one three-way XOR after the shifts, on lane types
+    /// that override it. Those overrides need AVX-512F and VL: only the
+    /// calls `FUSED_PAIR` enables run them.
+    #[inline(always)]
+    unsafe fn xor_rotl16(self, x: Self) -> Self {
+        // SAFETY: register-only `Lanes` methods (this trait's contract).
+        unsafe { self.xor(x).rotl16() }
+    }
+    /// As `xor_rotl16`, by 12.
+    #[inline(always)]
+    unsafe fn xor_rotl12(self, x: Self) -> Self {
+        // SAFETY: as `xor_rotl16`.
+        unsafe { self.xor(x).rotl12() }
+    }
+    /// As `xor_rotl16`, by 8.
+    #[inline(always)]
+    unsafe fn xor_rotl8(self, x: Self) -> Self {
+        // SAFETY: as `xor_rotl16`.
+        unsafe { self.xor(x).rotl8() }
+    }
+    /// As `xor_rotl16`, by 7.
+    #[inline(always)]
+    unsafe fn xor_rotl7(self, x: Self) -> Self {
+        // SAFETY: as `xor_rotl16`.
+        unsafe { self.xor(x).rotl7() }
+    }
     /// In every 128-bit lane, word `i` takes word `(IMM >> 2i) & 3` (x86's
     /// `pshufd`); the kernel uses the rotations 0x39, 0x4e and 0x93.
     unsafe fn shuffle<const IMM: i32>(self) -> Self;

@@ -24,6 +24,27 @@ pub(super) unsafe fn quarter<L: Lanes>(a: &mut L, b: &mut L, c: &mut L, d: &mut 
     }
 }
 
+/// [`quarter`] with each XOR-rotate as [`Lanes::xor_rotl16`] and the
+/// others: two cycles after the add it waits on instead of three, so a
+/// latency-bound call's double round is 24 cycles instead of 32 on AVX-512
+/// (docs/decisions.md, "ChaCha20 rotations off the chain"). Only where the
+/// engine's `Lanes::FUSED_PAIR` allows (those methods need AVX-512VL there).
+#[inline(always)]
+pub(super) unsafe fn quarter_fused<L: Lanes>(a: &mut L, b: &mut L, c: &mut L, d: &mut L) {
+    // SAFETY: register-only `Lanes` methods; the CPU has `L`'s features and, where they are
+    // overridden, AVX-512F/VL (module contract; the caller's `FUSED_PAIR` check).
+    unsafe {
+        *a = a.add(*b);
+        *d = d.xor_rotl16(*a);
+        *c = c.add(*d);
+        *b = b.xor_rotl12(*c);
+        *a = a.add(*b);
+        *d = d.xor_rotl8(*a);
+        *c = c.add(*d);
+        *b = b.xor_rotl7(*c);
+    }
+}
+
 /// `L::N` blocks from `counter` XORed from `input` into `output`
 /// (`L::N * 64` bytes), with the Poly1305 of the bytes at `hash` (at most
 /// that many, whole 32-byte steps) absorbed between the quarter rounds as
@@ -167,6 +188,7 @@ pub(super) unsafe fn horizontal<L: Lanes, const SETS: usize, R: SlotRun>(
     out: &mut [u8],
     poly: &Poly1305,
     mut run: R,
+    fused: bool,
 ) -> R {
     // SAFETY: the CPU has `L`'s features (module contract); the assert bounds `out`, and each
     // `store_rows` writes `n * 64` bytes at block `first`, with `first + n <= out.len() / 64`;
@@ -217,14 +239,22 @@ pub(super) unsafe fn horizontal<L: Lanes, const SETS: usize, R: SlotRun>(
         for round in 0..10 {
             slot!(3 * round);
             for s in 0..SETS {
-                quarter(&mut a[s], &mut b[s], &mut c[s], &mut d[s]);
+                if fused {
+                    quarter_fused(&mut a[s], &mut b[s], &mut c[s], &mut d[s]);
+                } else {
+                    quarter(&mut a[s], &mut b[s], &mut c[s], &mut d[s]);
+                }
                 a[s] = a[s].shuffle::<0x93>();
                 c[s] = c[s].shuffle::<0x39>();
                 d[s] = d[s].shuffle::<0x4e>();
             }
             slot!(3 * round + 1);
             for s in 0..SETS {
-                quarter(&mut a[s], &mut b[s], &mut c[s], &mut d[s]);
+                if fused {
+                    quarter_fused(&mut a[s], &mut b[s], &mut c[s], &mut d[s]);
+                } else {
+                    quarter(&mut a[s], &mut b[s], &mut c[s], &mut d[s]);
+                }
                 a[s] = a[s].shuffle::<0x39>();
                 c[s] = c[s].shuffle::<0x93>();
                 d[s] = d[s].shuffle::<0x4e>();
@@ -266,36 +296,36 @@ pub(super) unsafe fn keystream_small<L: Lanes>(
     // SAFETY: the CPU has `L`'s features (module contract); `horizontal` checks `out`.
     unsafe {
         macro_rules! call {
-            ($lanes:ty, $out:expr, $counter:expr) => {{
+            ($lanes:ty, $out:expr, $counter:expr, $fused:expr) => {{
                 let blocks = $out.len() / 64;
                 let sets = blocks.div_ceil(<$lanes>::ROW_BLOCKS);
                 match sets {
                     1 => {
-                        horizontal::<$lanes, 1, _>(state, $counter, $out, poly, NoRun);
+                        horizontal::<$lanes, 1, _>(state, $counter, $out, poly, NoRun, $fused);
                     }
                     2 => {
-                        horizontal::<$lanes, 2, _>(state, $counter, $out, poly, NoRun);
+                        horizontal::<$lanes, 2, _>(state, $counter, $out, poly, NoRun, $fused);
                     }
                     3 => {
-                        horizontal::<$lanes, 3, _>(state, $counter, $out, poly, NoRun);
+                        horizontal::<$lanes, 3, _>(state, $counter, $out, poly, NoRun, $fused);
                     }
                     4 => {
-                        horizontal::<$lanes, 4, _>(state, $counter, $out, poly, NoRun);
+                        horizontal::<$lanes, 4, _>(state, $counter, $out, poly, NoRun, $fused);
                     }
                     _ => unreachable!("2, 4, 6 or 8 blocks"),
                 }
             }};
         }
         match out.len() {
-            128 => call!(L::Pair, out, counter),
+            128 => call!(L::Pair, out, counter, L::FUSED_PAIR),
             // Three sets of two-block rows (see `three_sets`).
-            384 if L::ROW_BLOCKS > 2 => call!(L::Pair, out, counter),
-            _ if out.len() / 64 <= L::MAX_SETS * L::ROW_BLOCKS => call!(L, out, counter),
+            384 if L::ROW_BLOCKS > 2 => call!(L::Pair, out, counter, false),
+            _ if out.len() / 64 <= L::MAX_SETS * L::ROW_BLOCKS => call!(L, out, counter, false),
             _ => {
                 // More sets than registers allow: two calls.
                 let (lo, hi) = out.split_at_mut(out.len() / 2);
-                call!(L, lo, counter);
-                call!(L, hi, counter.wrapping_add((lo.len() / 64) as u32));
+                call!(L, lo, counter, false);
+                call!(L, hi, counter.wrapping_add((lo.len() / 64) as u32), false);
             }
         }
     }

@@ -110,9 +110,9 @@ pub(super) unsafe fn crypt_small_in<L: Lanes, const USED: usize>(
             let hashed = whole.min(ONE_CHAIN_MAX);
             let run = OneChain::<true>::new(Hash::new(buf.as_ptr(), hashed), poly.h());
             let run = if USED == 512 {
-                horizontal::<L, 3, _>(state, 2, rest, &poly, run)
+                horizontal::<L, 3, _>(state, 2, rest, &poly, run, false)
             } else {
-                horizontal::<L, 4, _>(state, 2, rest, &poly, run)
+                horizontal::<L, 4, _>(state, 2, rest, &poly, run, false)
             };
             poly.set_h(run.h);
             poly.padded(&buf[hashed..]);
@@ -133,7 +133,8 @@ pub(super) unsafe fn crypt_small_in<L: Lanes, const USED: usize>(
             let run = OneChain::<true>::new(Hash::new(buf.as_ptr(), 320), poly.h());
             // The state through an opaque pointer: the second call's key
             // rows are not the first's, kept live across the XOR (spilled).
-            let run = horizontal::<L, 1, _>(core::hint::black_box(state), 6, rest, &poly, run);
+            let run =
+                horizontal::<L, 1, _>(core::hint::black_box(state), 6, rest, &poly, run, false);
             poly.set_h(run.h);
             crypt_chunk::<L>(&mut poly, dir, &mut buf[320..], &rest[..n - 320]);
         } else {

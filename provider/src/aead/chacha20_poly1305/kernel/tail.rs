@@ -54,10 +54,10 @@ pub(super) unsafe fn keystream_tail<'k, L: Lanes>(
         macro_rules! call {
             ($lanes:ty, $run:expr) => {{
                 match blocks.div_ceil(<$lanes>::ROW_BLOCKS) {
-                    1 => horizontal::<$lanes, 1, _>(state, counter, out, poly, $run),
-                    2 => horizontal::<$lanes, 2, _>(state, counter, out, poly, $run),
-                    3 => horizontal::<$lanes, 3, _>(state, counter, out, poly, $run),
-                    _ => horizontal::<$lanes, 4, _>(state, counter, out, poly, $run),
+                    1 => horizontal::<$lanes, 1, _>(state, counter, out, poly, $run, false),
+                    2 => horizontal::<$lanes, 2, _>(state, counter, out, poly, $run, false),
+                    3 => horizontal::<$lanes, 3, _>(state, counter, out, poly, $run, false),
+                    _ => horizontal::<$lanes, 4, _>(state, counter, out, poly, $run, false),
                 }
             }};
         }
