@@ -154,7 +154,7 @@ impl<E: Entry<NR>, const NR: usize> Key<E, NR> {
         let mut frame = Frame::enter();
         // SAFETY: a `Key` exists only where `new` detected the features.
         let (tag, bottom) = unsafe {
-            match seal_loop::<E::Lanes>(buf.len()) {
+            match seal_loop::<E::Lanes, NR>(buf.len()) {
                 ALWAYS => E::seal::<ALWAYS>(&self.0, nonce, aad, src, buf),
                 LOOP => E::seal::<LOOP>(&self.0, nonce, aad, src, buf),
                 LAST => E::seal::<LAST>(&self.0, nonce, aad, src, buf),
@@ -246,7 +246,7 @@ impl<E: Entry<NR>, const NR: usize> Key<E, NR> {
         let mut frame = Frame::enter();
         // SAFETY: as for `seal`.
         let (out, bottom) = unsafe {
-            match seal_loop::<E::Lanes>(buf.len()) {
+            match seal_loop::<E::Lanes, NR>(buf.len()) {
                 ALWAYS => E::seal_with_block::<ALWAYS>(&self.0, nonce, aad, buf, extra),
                 LOOP => E::seal_with_block::<LOOP>(&self.0, nonce, aad, buf, extra),
                 LAST => E::seal_with_block::<LAST>(&self.0, nonce, aad, buf, extra),

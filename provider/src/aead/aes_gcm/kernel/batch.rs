@@ -244,7 +244,7 @@ pub(super) unsafe fn seal_batches<
         // Only the `LOOP` instance makes halves: in the others' frames the
         // array and the loop's call slowed the short seals (record.rs, `LOOP`).
         // (Not `bool::then`: a closure does not get the caller's target features.)
-        let halves = if LOOP && end >= V::HALVES_SEAL_FROM {
+        let halves = if LOOP && end >= V::halves_seal_from(NR) {
             Some(record_halves(key, &mut hx))
         } else {
             None

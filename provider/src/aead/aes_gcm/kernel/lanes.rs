@@ -62,8 +62,15 @@ pub(crate) unsafe trait Lanes: Copy {
     /// once per record, on the stack, and run their full batches after the
     /// first in [`Lanes::batches`], in an entry-point instance of their own
     /// (`record.rs`, `LOOP`); `usize::MAX`: never (each use then makes its
-    /// own halves, a shuffle and an XOR per register).
+    /// own halves, a shuffle and an XOR per register). Read through
+    /// [`Lanes::halves_seal_from`].
     const HALVES_SEAL_FROM: usize = usize::MAX;
+    /// `HALVES_SEAL_FROM` for keys of `nr` rounds.
+    #[inline(always)]
+    fn halves_seal_from(nr: usize) -> usize {
+        let _ = nr;
+        Self::HALVES_SEAL_FROM
+    }
     /// As `HALVES_SEAL_FROM`, for opens of at least this many bytes of
     /// whole batches; read through [`Lanes::halves_open_from`].
     const HALVES_OPEN_FROM: usize = usize::MAX;

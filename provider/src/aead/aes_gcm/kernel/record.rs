@@ -56,7 +56,7 @@ pub(super) unsafe fn crypt<
         // an extra block would have to wait for that pass.
         let fuse = V::FUSE_LAST
             && dir == Direction::Seal
-            && runs::<V, HOIST>(n) == LAST
+            && runs::<V, NR, HOIST>(n) == LAST
             && n - main_end > batch_bytes / 2
             && (!EXTRA || extra.is_none_or(|e| e.at + 16 <= main_end));
         let half = !fuse && n - main_end >= batch_bytes / 2;
@@ -181,10 +181,10 @@ pub(super) unsafe fn crypt<
                 // round keys and hash powers hoisted out of the batch loop
                 // (and spilled: the caller scrubs the stack, see
                 // `Lanes::HOIST_SEAL_FROM`).
-                Direction::Seal if runs::<V, HOIST>(n) == ALWAYS => seal_with!(true, false),
+                Direction::Seal if runs::<V, NR, HOIST>(n) == ALWAYS => seal_with!(true, false),
                 // The lane type's own loop, with halves made per record
                 // (`Lanes::batches`, `Lanes::HALVES_SEAL_FROM`).
-                Direction::Seal if runs::<V, HOIST>(n) == LOOP => seal_with!(false, true),
+                Direction::Seal if runs::<V, NR, HOIST>(n) == LOOP => seal_with!(false, true),
                 Direction::Seal => seal_with!(false, false),
                 Direction::Open if V::HOIST_OPEN_FROM < usize::MAX && n >= V::HOIST_OPEN_FROM => {
                     open_with!(true, false)
@@ -362,10 +362,10 @@ pub(crate) const LAST: u8 = 4;
 /// Which of the four a seal of `n` bytes runs on lane type `V`: the
 /// `HOIST` instance [`Key::seal`](super::Key) calls.
 #[inline(always)]
-pub(crate) fn seal_loop<V: Lanes>(n: usize) -> u8 {
+pub(crate) fn seal_loop<V: Lanes, const NR: usize>(n: usize) -> u8 {
     if n >= V::HOIST_SEAL_FROM {
         ALWAYS
-    } else if n >= V::HALVES_SEAL_FROM {
+    } else if n >= V::halves_seal_from(NR) {
         LOOP
     } else if V::FUSE_LAST && n % (V::BATCH * 16) > V::BATCH * 8 {
         LAST
@@ -392,9 +392,9 @@ pub(crate) fn open_loop<V: Lanes, const NR: usize>(n: usize) -> u8 {
 /// The loop a seal of `n` bytes compiled with `HOIST` runs: `HOIST`
 /// itself, or [`seal_loop`]'s choice where it is `BY_LENGTH`.
 #[inline(always)]
-fn runs<V: Lanes, const HOIST: u8>(n: usize) -> u8 {
+fn runs<V: Lanes, const NR: usize, const HOIST: u8>(n: usize) -> u8 {
     if HOIST == BY_LENGTH {
-        seal_loop::<V>(n)
+        seal_loop::<V, NR>(n)
     } else {
         HOIST
     }

@@ -53,15 +53,37 @@ unsafe impl Lanes for Vex {
     const BLOCKS: usize = 1;
     const REGS: usize = 8;
     const HOIST_SEAL_FROM: usize = usize::MAX;
-    // The assembly loop reads halves made per record (`Lanes::batches`).
+    // The assembly loop reads halves made per record (`Lanes::batches`):
+    // AES-256 seals from 1 KiB and opens from 512 B, AES-128 records from
+    // their second (seal) or first (open) whole batch, where the compiled
+    // batch spilled AES states (docs/decisions.md, "The xmm batch loop").
     const HALVES_SEAL_FROM: usize = 1024;
-    const HALVES_OPEN_FROM: usize = 512;
-    const FUSE_LAST: bool = true;
-    // AES-256 records spill nothing at opt-level 3; AES-128 ones spill AES
-    // states (docs/decisions.md, "AES-GCM scrub where nothing spills").
     #[inline(always)]
-    fn batches_spill(nr: usize, _: Direction) -> bool {
-        !(cfg!(fusion_opt3) && nr == 14)
+    fn halves_seal_from(nr: usize) -> usize {
+        if nr == 10 {
+            256
+        } else {
+            Self::HALVES_SEAL_FROM
+        }
+    }
+    const HALVES_OPEN_FROM: usize = 512;
+    #[inline(always)]
+    fn halves_open_from(nr: usize) -> usize {
+        if nr == 10 {
+            128
+        } else {
+            Self::HALVES_OPEN_FROM
+        }
+    }
+    const FUSE_LAST: bool = true;
+    // Records spill nothing at opt-level 3: AES-128 records of two
+    // batches and more run their full batches in the assembly loop
+    // (`halves_seal_from`, `halves_open_from`), whose intrinsics form
+    // spilled AES states (docs/decisions.md, "AES-GCM scrub where nothing
+    // spills").
+    #[inline(always)]
+    fn batches_spill(_: usize, _: Direction) -> bool {
+        !cfg!(fusion_opt3)
     }
     #[inline(always)]
     unsafe fn loadu(p: *const u8) -> Self {
