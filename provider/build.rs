@@ -1,8 +1,8 @@
 //! One build fact the code cannot read itself: whether this crate is
 //! compiled at opt-level 3, where `tests/stack_residue.rs` finds that some
 //! AES-GCM engines' records spill no secret (the zmm engines, the ymm
-//! engine's AES-128 records, the AVX AES-NI engine's AES-256 records), so
-//! those skip the stack scrub
+//! engine and the AVX AES-NI engine, both key sizes), so those skip the
+//! stack scrub
 //! (`Lanes::batches_spill`; docs/decisions.md, "AES-GCM scrub where nothing
 //! spills"). Every other opt-level keeps the scrub.
 

@@ -73,8 +73,9 @@ fn sweep<K>(
     checked
 }
 
-/// `$measured`: whether some record path here must scrub a measured frame
-/// (the check that the audit hook is called at all).
+/// `$measured`: whether some record path here scrubs a measured frame (then
+/// some frame must be measured: the audit hook is called), or none does
+/// (then none may be).
 macro_rules! engines {
     ($test:ident, $ty:ident, $key_len:literal, $measured:expr) => {
         #[test]
@@ -91,10 +92,17 @@ macro_rules! engines {
                 |k, buf| k.seal_in_place(&NONCE, b"aad", buf),
                 |k, buf, tag| k.open_in_place(&NONCE, b"aad", buf, tag).expect("opens"),
             );
-            assert!(
-                engines == 0 || checked > 0 || !$measured,
-                "no entry point measured: the hook in `Frame::reached` is not called"
-            );
+            if $measured {
+                assert!(
+                    engines == 0 || checked > 0,
+                    "no entry point measured: the hook in `Frame::reached` is not called"
+                );
+            } else {
+                assert_eq!(
+                    checked, 0,
+                    "a record that skips the scrub measured its frame"
+                );
+            }
         }
     };
 }
@@ -105,18 +113,29 @@ engines!(
     32,
     true
 );
-// At opt-level 3 no x86-64 engine's AES-GCM record scrubs a measured frame
-// on a CPU with AVX (each spills nothing: `Lanes::batches_spill`); the
-// hook is checked by the ChaCha20-Poly1305 test there.
 engines!(
     aes_128_gcm_entry_frames_in_half_a_page,
     Aes128Gcm,
     16,
-    !(cfg!(fusion_opt3) && cfg!(target_arch = "x86_64"))
+    aes_records_scrub()
 );
 engines!(
     aes_256_gcm_entry_frames_in_half_a_page,
     Aes256Gcm,
     32,
-    !(cfg!(fusion_opt3) && cfg!(target_arch = "x86_64"))
+    aes_records_scrub()
 );
+
+/// Whether AES-GCM records here scrub a measured frame: everywhere but at
+/// opt-level 3 on an x86-64 CPU with AVX, where every engine's records
+/// spill nothing and skip the scrub (`Lanes::batches_spill`; the hoisted
+/// ymm seals' fixed-depth scrub is not measured). There the hook is
+/// checked by the ChaCha20-Poly1305 test, and these check that nothing is
+/// measured.
+fn aes_records_scrub() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if cfg!(fusion_opt3) && std::arch::is_x86_feature_detected!("avx") {
+        return false;
+    }
+    true
+}

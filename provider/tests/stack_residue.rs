@@ -30,10 +30,12 @@ const DEAD: usize = 64 * 1024;
 /// around them (900: an open; 2000: phased on IFMA), the ymm AES-GCM
 /// engine's assembly-loop seals (3000), the ymm records whose tails take
 /// three whole registers (224, 255, 383, 895: unfenced, one build spilled
-/// round keys there; `Lanes::fence`), a TLS record.
-const LENGTHS: [usize; 20] = [
-    0, 1, 16, 100, 224, 255, 321, 383, 400, 448, 512, 895, 900, 1024, 1152, 1350, 2000, 3000, 4103,
-    16384,
+/// round keys there; `Lanes::fence`), the xmm AES-128 seals of one
+/// compiled batch (128, 192: below the assembly loop's 256 B), a TLS
+/// record.
+const LENGTHS: [usize; 22] = [
+    0, 1, 16, 100, 128, 192, 224, 255, 321, 383, 400, 448, 512, 895, 900, 1024, 1152, 1350, 2000,
+    3000, 4103, 16384,
 ];
 
 /// Runs `op` in a new thread, on stack zeroed first (the C library may

@@ -90,6 +90,10 @@ macro_rules! xor_rotl_vl {
     )*};
 }
 
+// `X86Avx2`'s own lane type never runs the fused quarter round (its `xor_rotl*` need
+// AVX-512VL): only the AVX-512 engines, whose `Pair` it is, enable it.
+const _: () = assert!(!<__m256i as Lanes>::FUSED_PAIR);
+
 // SAFETY: every method uses AVX2 instructions only, but the `xor_rotl*` ones (AVX-512F/VL,
 // which the trait lets only engines with those features run), and touches memory only as the
 // trait's contract says (slices bounds-checked, pointers within the stated lengths).

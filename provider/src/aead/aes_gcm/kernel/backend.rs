@@ -32,7 +32,7 @@ pub(crate) unsafe trait Entry<const NR: usize> {
     );
     /// A seal compiled with one batch loop (`HOIST`, `record.rs`'s
     /// `seal_loop`): `ALWAYS` from `Lanes::HOIST_SEAL_FROM` bytes, `LOOP`
-    /// from `Lanes::HALVES_SEAL_FROM`, below both `LAST` where the remainder
+    /// from `Lanes::halves_seal_from`, below both `LAST` where the remainder
     /// is over half a batch and `NEVER` otherwise, each instance a frame of
     /// its own, so that the shorter seals' frame (scrubbed after each
     /// record) holds none of the other paths' spill slots and arrays.

@@ -86,7 +86,7 @@ pub(crate) unsafe trait Lanes: Copy {
     /// frame. Otherwise one instance runs every open (the ymm and xmm
     /// engines' opens at 768 B–1 KiB measured 1–2 % slower split).
     const SPLIT_OPEN: bool = false;
-    /// Seals below `HALVES_SEAL_FROM` whose remainder after whole batches
+    /// Seals below `halves_seal_from` whose remainder after whole batches
     /// is over half a batch seal all of it in one full-width pass, in an
     /// entry-point instance of their own (`record.rs`, `LAST`), rather than
     /// a half batch and a tail: the ymm and xmm seals of those lengths

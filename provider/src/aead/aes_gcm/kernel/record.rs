@@ -183,7 +183,7 @@ pub(super) unsafe fn crypt<
                 // `Lanes::HOIST_SEAL_FROM`).
                 Direction::Seal if runs::<V, NR, HOIST>(n) == ALWAYS => seal_with!(true, false),
                 // The lane type's own loop, with halves made per record
-                // (`Lanes::batches`, `Lanes::HALVES_SEAL_FROM`).
+                // (`Lanes::batches`, `Lanes::halves_seal_from`).
                 Direction::Seal if runs::<V, NR, HOIST>(n) == LOOP => seal_with!(false, true),
                 Direction::Seal => seal_with!(false, false),
                 Direction::Open if V::HOIST_OPEN_FROM < usize::MAX && n >= V::HOIST_OPEN_FROM => {

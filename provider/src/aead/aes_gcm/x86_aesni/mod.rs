@@ -76,8 +76,8 @@ unsafe impl Lanes for Vex {
         }
     }
     const FUSE_LAST: bool = true;
-    // Records spill nothing at opt-level 3: AES-128 records of two
-    // batches and more run their full batches in the assembly loop
+    // Records spill nothing at opt-level 3: AES-128 seals from their
+    // second batch and opens from their first run them in the assembly loop
     // (`halves_seal_from`, `halves_open_from`), whose intrinsics form
     // spilled AES states (docs/decisions.md, "AES-GCM scrub where nothing
     // spills").

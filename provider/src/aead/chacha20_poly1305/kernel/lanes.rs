@@ -64,7 +64,8 @@ pub(crate) unsafe trait Lanes: Copy {
     /// on the engines with AVX-512VL, whose `Pair` XOR-rotates then take two
     /// cycles after the word they wait on instead of three. Calls of more
     /// blocks stay unfused: there the extra shifts, not the chain, bound
-    /// them (docs/decisions.md, "ChaCha20 rotations off the chain").
+    /// them (docs/decisions.md, "ChaCha20 rotations off the chain"). Set
+    /// only by a lane type whose backend's features include AVX-512F and VL.
     const FUSED_PAIR: bool = false;
 
     unsafe fn splat(x: u32) -> Self;

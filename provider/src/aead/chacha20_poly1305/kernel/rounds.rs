@@ -31,8 +31,9 @@ pub(super) unsafe fn quarter<L: Lanes>(a: &mut L, b: &mut L, c: &mut L, d: &mut 
 /// engine's `Lanes::FUSED_PAIR` allows (those methods need AVX-512VL there).
 #[inline(always)]
 pub(super) unsafe fn quarter_fused<L: Lanes>(a: &mut L, b: &mut L, c: &mut L, d: &mut L) {
-    // SAFETY: register-only `Lanes` methods; the CPU has `L`'s features and, where they are
-    // overridden, AVX-512F/VL (module contract; the caller's `FUSED_PAIR` check).
+    // SAFETY: register-only `Lanes` methods; the CPU has `L`'s features and, where the
+    // `xor_rotl*` are overridden, AVX-512F/VL (this fn runs only in `horizontal` with `fused`,
+    // whose contract says so).
     unsafe {
         *a = a.add(*b);
         *d = d.xor_rotl16(*a);
@@ -180,7 +181,13 @@ pub(super) unsafe fn vertical_run<L: Lanes, const WIDE: bool, R: SlotRun>(
 /// `out.len() / 64` blocks (whole blocks, at most `SETS * L::ROW_BLOCKS`)
 /// from `counter` in the horizontal layout, with `run`'s blocks (one
 /// chain) or steps (two) absorbed one per slot, spread evenly over the
-/// call's 32 slots (three per double round, two at the end).
+/// call's 32 slots (three per double round, two at the end). With `fused`,
+/// the rounds are [`quarter_fused`]'s.
+///
+/// # Safety
+/// As the module's; with `fused`, the CPU also has AVX-512F and VL (the
+/// callers pass `fused` only as the engine's `Lanes::FUSED_PAIR`, which
+/// only the AVX-512 engines' lane type sets).
 #[inline(always)]
 pub(super) unsafe fn horizontal<L: Lanes, const SETS: usize, R: SlotRun>(
     state: &State,
@@ -190,7 +197,8 @@ pub(super) unsafe fn horizontal<L: Lanes, const SETS: usize, R: SlotRun>(
     mut run: R,
     fused: bool,
 ) -> R {
-    // SAFETY: the CPU has `L`'s features (module contract); the assert bounds `out`, and each
+    // SAFETY: the CPU has `L`'s features (module contract), and AVX-512F/VL where `fused` (this
+    // fn's contract); the assert bounds `out`, and each
     // `store_rows` writes `n * 64` bytes at block `first`, with `first + n <= out.len() / 64`;
     // the slots absorb items `0..run.items()`, one per set bit of its mask (`SLOT_MASKS`).
     unsafe {
@@ -293,7 +301,9 @@ pub(super) unsafe fn keystream_small<L: Lanes>(
     out: &mut [u8],
     poly: &Poly1305,
 ) {
-    // SAFETY: the CPU has `L`'s features (module contract); `horizontal` checks `out`.
+    // SAFETY: the CPU has `L`'s features (module contract), which include AVX-512F/VL where
+    // `L::FUSED_PAIR` is set (its contract), as `horizontal` with `fused` needs; `horizontal`
+    // checks `out`.
     unsafe {
         macro_rules! call {
             ($lanes:ty, $out:expr, $counter:expr, $fused:expr) => {{
