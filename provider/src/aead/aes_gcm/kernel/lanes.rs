@@ -58,27 +58,23 @@ pub(crate) unsafe trait Lanes: Copy {
     /// (docs/decisions.md, "GHASH products (zmm)").
     const KARATSUBA: bool = true;
     /// Seals of at least this many bytes (and fewer than
-    /// `HOIST_SEAL_FROM`) make the Karatsuba halves of a batch's powers
-    /// once per record, on the stack, and run their full batches after the
-    /// first in [`Lanes::batches`], in an entry-point instance of their own
-    /// (`record.rs`, `LOOP`); `usize::MAX`: never (each use then makes its
-    /// own halves, a shuffle and an XOR per register). Read through
-    /// [`Lanes::halves_seal_from`].
-    const HALVES_SEAL_FROM: usize = usize::MAX;
-    /// `HALVES_SEAL_FROM` for keys of `nr` rounds.
+    /// `HOIST_SEAL_FROM`), with keys of `nr` rounds, make the Karatsuba
+    /// halves of a batch's powers once per record, on the stack, and run
+    /// their full batches after the first in [`Lanes::batches`], in an
+    /// entry-point instance of their own (`record.rs`, `LOOP`);
+    /// `usize::MAX`: never (each use then makes its own halves, a shuffle
+    /// and an XOR per register).
     #[inline(always)]
     fn halves_seal_from(nr: usize) -> usize {
         let _ = nr;
-        Self::HALVES_SEAL_FROM
+        usize::MAX
     }
-    /// As `HALVES_SEAL_FROM`, for opens of at least this many bytes of
-    /// whole batches; read through [`Lanes::halves_open_from`].
-    const HALVES_OPEN_FROM: usize = usize::MAX;
-    /// `HALVES_OPEN_FROM` for keys of `nr` rounds.
+    /// As `halves_seal_from`, for opens of at least this many bytes of
+    /// whole batches.
     #[inline(always)]
     fn halves_open_from(nr: usize) -> usize {
         let _ = nr;
-        Self::HALVES_OPEN_FROM
+        usize::MAX
     }
     /// Opens from `halves_open_from(nr)` bytes run an entry-point instance of
     /// their own (`record.rs`, `LOOP`), the shorter ones one without the

@@ -94,9 +94,10 @@ const SHORT: usize = 128;
 /// `frame`'s call reached `bottom`, the
 /// entry point's stack pointer, as the ChaCha20 kernels scrub
 /// (`secret::Frame`). The batch loops spill AES states
-/// between rounds (AES-128 states after rounds 3 and 5 on xmm at
-/// opt-level 3, and on ymm below its assembly loop's 768 B before AES-128
-/// opens ran it from 256 B, many on zmm at opt-level 2: `tests/stack_residue.rs`
+/// between rounds (AES-128 states in the xmm batches and the ymm open
+/// batches compiled from the intrinsics at opt-level 3, where those records
+/// run the assembly loops instead; many on zmm at opt-level 2:
+/// `tests/stack_residue.rs`
 /// searches every intermediate state), and with their public counter
 /// blocks those are known inputs and outputs of reduced-round AES under
 /// the key. The short path spills none, nor do the records for which

@@ -57,22 +57,20 @@ unsafe impl Lanes for Vex {
     // AES-256 seals from 1 KiB and opens from 512 B, AES-128 records from
     // their second (seal) or first (open) whole batch, where the compiled
     // batch spilled AES states (docs/decisions.md, "The xmm batch loop").
-    const HALVES_SEAL_FROM: usize = 1024;
     #[inline(always)]
     fn halves_seal_from(nr: usize) -> usize {
         if nr == 10 {
             256
         } else {
-            Self::HALVES_SEAL_FROM
+            1024
         }
     }
-    const HALVES_OPEN_FROM: usize = 512;
     #[inline(always)]
     fn halves_open_from(nr: usize) -> usize {
         if nr == 10 {
             128
         } else {
-            Self::HALVES_OPEN_FROM
+            512
         }
     }
     const FUSE_LAST: bool = true;

@@ -33,14 +33,16 @@ unsafe impl Lanes for __m256i {
     // (from 256 B they measured slower), AES-128 opens from their first
     // whole batch (docs/decisions.md, "The ymm batch loop", "AES passes
     // round by round").
-    const HALVES_SEAL_FROM: usize = 1536;
-    const HALVES_OPEN_FROM: usize = 768;
+    #[inline(always)]
+    fn halves_seal_from(_: usize) -> usize {
+        1536
+    }
     #[inline(always)]
     fn halves_open_from(nr: usize) -> usize {
         if nr == 10 {
             256
         } else {
-            Self::HALVES_OPEN_FROM
+            768
         }
     }
     const FUSE_LAST: bool = true;

@@ -80,16 +80,22 @@ unsafe impl<const S: u8> Lanes for Zmm<S> {
     // record it runs on (docs/decisions.md, "The zmm batch loop"); the
     // hybrid schedule from where it beat the schoolbook kernel on Zen 4
     // ("GHASH products (zmm)").
-    const HALVES_SEAL_FROM: usize = match S {
-        KARATSUBA => 1024,
-        HYBRID => 6144,
-        _ => usize::MAX,
-    };
-    const HALVES_OPEN_FROM: usize = match S {
-        KARATSUBA => 512,
-        HYBRID => 4096,
-        _ => usize::MAX,
-    };
+    #[inline(always)]
+    fn halves_seal_from(_: usize) -> usize {
+        match S {
+            KARATSUBA => 1024,
+            HYBRID => 6144,
+            _ => usize::MAX,
+        }
+    }
+    #[inline(always)]
+    fn halves_open_from(_: usize) -> usize {
+        match S {
+            KARATSUBA => 512,
+            HYBRID => 4096,
+            _ => usize::MAX,
+        }
+    }
     const SPLIT_OPEN: bool = S != SCHOOLBOOK;
     #[inline(always)]
     unsafe fn loadu(p: *const u8) -> Self {
