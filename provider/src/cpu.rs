@@ -35,6 +35,14 @@ pub(crate) struct Features {
     /// twice a cycle: AMD Zen 5, recognised by AVX512-VP2INTERSECT (which
     /// Zen 4 lacks; Zen 4 issues one a cycle).
     pub aes512_dual: bool,
+    /// AVX-512 on a core where `vprold` and `vpshufb` take 2 cycles while
+    /// `vpaddd`, `vpxor` and `vpternlogd` take 1: AMD Zen 4
+    /// (`clmul512_half_rate` without `aes512_dual`). There the AVX-512
+    /// ChaCha20 engines' two-block call takes its rotations off the
+    /// dependency chain; on Intel (1-cycle rotations) that costs a fifth of
+    /// a short record, and Zen 5 (2 cycles for all four) has nothing to
+    /// gain (docs/decisions.md, "ChaCha20 rotations off the chain").
+    pub rotate_slow: bool,
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -73,6 +81,7 @@ impl Features {
         let ssse3 = cpuid_ssse3::get();
         let clmul512_half_rate = vaes_clmul512 && std::is_x86_feature_detected!("sse4a");
         let aes512_dual = clmul512_half_rate && std::is_x86_feature_detected!("avx512vp2intersect");
+        let rotate_slow = clmul512_half_rate && !aes512_dual;
         Self {
             aes_clmul,
             aes_clmul_avx,
@@ -84,6 +93,7 @@ impl Features {
             ssse3,
             clmul512_half_rate,
             aes512_dual,
+            rotate_slow,
         }
     }
 }

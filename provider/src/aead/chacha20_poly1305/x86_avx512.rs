@@ -58,7 +58,8 @@ unsafe impl Lanes for __m512i {
     /// (docs/decisions.md, "The ChaCha20 rounds (ymm, zmm)").
     const SHORT_SPILLS_OVER: usize = usize::MAX;
     type Pair = __m256i;
-    /// The 2-block ymm call's XOR-rotates off the chain (AVX-512VL).
+    /// The 2-block ymm call can take its XOR-rotates off the chain
+    /// (AVX-512VL), on the keys that choose it (Zen 4).
     const FUSED_PAIR: bool = true;
 
     #[inline(always)]

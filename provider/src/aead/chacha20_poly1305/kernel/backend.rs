@@ -73,6 +73,7 @@ pub(crate) unsafe trait Entry {
         aad: &[u8],
         buf: &mut [u8],
     ) -> ([u8; TAG_LEN], usize);
+    /// `fused`: the key's choice of the fused 2-block call ([`Key`]).
     unsafe fn small(
         key: &[u32; 8],
         nonce: &[u8; NONCE_LEN],
@@ -80,6 +81,7 @@ pub(crate) unsafe trait Entry {
         src: &[u8],
         buf: &mut [u8],
         dir: Direction,
+        fused: bool,
     ) -> ([u8; TAG_LEN], usize);
     unsafe fn blocks<const B: usize>(key: &[u32; 8], inputs: &[[u8; 16]], out: &mut [[u8; B]]);
 
@@ -140,8 +142,29 @@ impl Words {
 }
 
 /// A ChaCha20-Poly1305 key on backend `E`, zeroized on drop. Exists only
-/// where `E` was detected.
-pub(crate) struct Key<E: Entry>(Words, core::marker::PhantomData<E>);
+/// where `E` was detected. `fused`: whether its records of up to 64 bytes
+/// run the fused 2-block call, chosen once here for this CPU
+/// ([`fuses`]).
+pub(crate) struct Key<E: Entry> {
+    words: Words,
+    fused: bool,
+    backend: core::marker::PhantomData<E>,
+}
+
+/// Whether keys on `E` fuse their 2-block call: where its lane type can
+/// (`Lanes::FUSED_PAIR`) and this CPU's rotations are slower than its
+/// XORs (`Features::rotate_slow`; docs/decisions.md, "ChaCha20 rotations
+/// off the chain").
+fn fuses<E: Entry>() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        <E::Lanes as Lanes>::FUSED_PAIR && crate::cpu::Features::get().rotate_slow
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
 
 impl<E: Entry> Key<E> {
     /// `None` unless this CPU has the backend's features. The words in a
@@ -150,10 +173,19 @@ impl<E: Entry> Key<E> {
         if !E::detected() {
             return None;
         }
-        Some(Self(
-            Words::Boxed(key_words(key)),
-            core::marker::PhantomData,
-        ))
+        Some(Self {
+            words: Words::Boxed(key_words(key)),
+            fused: fuses::<E>(),
+            backend: core::marker::PhantomData,
+        })
+    }
+
+    /// This key with the fused 2-block call on or off, where its lane type
+    /// has one: the tests run both on every CPU.
+    #[cfg(test)]
+    pub(crate) fn with_fused(mut self, fused: bool) -> Self {
+        self.fused = fused && <E::Lanes as Lanes>::FUSED_PAIR;
+        self
     }
 
     /// A key whose words are inline and still zero: made with no key
@@ -164,10 +196,11 @@ impl<E: Entry> Key<E> {
         if !E::detected() {
             return None;
         }
-        Some(Self(
-            Words::Inline(Zeroizing::new([0; 8])),
-            core::marker::PhantomData,
-        ))
+        Some(Self {
+            words: Words::Inline(Zeroizing::new([0; 8])),
+            fused: fuses::<E>(),
+            backend: core::marker::PhantomData,
+        })
     }
 
     /// Writes `key`'s words over this key's where it lies (in its holder's
@@ -176,7 +209,7 @@ impl<E: Entry> Key<E> {
     /// (`tests/stack_residue.rs` checks it).
     #[inline(always)]
     pub(crate) fn key_in_place(&mut self, key: &[u8; 32]) {
-        let words: &mut [u32; 8] = match &mut self.0 {
+        let words: &mut [u32; 8] = match &mut self.words {
             Words::Boxed(w) => w,
             Words::Inline(w) => w,
         };
@@ -210,7 +243,8 @@ impl<E: Entry> Key<E> {
             let mut frame = Frame::enter();
             let dir = Direction::Seal;
             // SAFETY: a `Key` exists only where `new` detected the features.
-            let (tag, bottom) = unsafe { E::small(self.0.get(), nonce, aad, src, buf, dir) };
+            let (tag, bottom) =
+                unsafe { E::small(self.words.get(), nonce, aad, src, buf, dir, self.fused) };
             Self::scrub_small::<E::Lanes>(&mut frame, Direction::Seal, buf.len(), bottom);
             return tag;
         }
@@ -219,7 +253,7 @@ impl<E: Entry> Key<E> {
             let mut frame = Frame::enter();
             // SAFETY: as above.
             let (tag, bottom) =
-                unsafe { E::seal_mid(self.0.get(), ks.bytes(), nonce, aad, src, buf) };
+                unsafe { E::seal_mid(self.words.get(), ks.bytes(), nonce, aad, src, buf) };
             frame.reached(bottom);
             return tag;
         }
@@ -228,7 +262,7 @@ impl<E: Entry> Key<E> {
         let mut ks = E::SealScratch::zeroed();
         let mut frame = Frame::enter();
         // SAFETY: as above.
-        let (tag, bottom) = unsafe { E::seal(self.0.get(), ks.bytes(), nonce, aad, src, buf) };
+        let (tag, bottom) = unsafe { E::seal(self.words.get(), ks.bytes(), nonce, aad, src, buf) };
         frame.reached(bottom);
         tag
     }
@@ -244,7 +278,8 @@ impl<E: Entry> Key<E> {
             let mut frame = Frame::enter();
             let dir = Direction::Open;
             // SAFETY: as for `seal`.
-            let (t, bottom) = unsafe { E::small(self.0.get(), nonce, aad, &[], buf, dir) };
+            let (t, bottom) =
+                unsafe { E::small(self.words.get(), nonce, aad, &[], buf, dir, self.fused) };
             Self::scrub_small::<E::Lanes>(&mut frame, Direction::Open, buf.len(), bottom);
             t
         } else if E::mid(Direction::Open, buf.len())
@@ -252,21 +287,21 @@ impl<E: Entry> Key<E> {
         {
             let mut frame = Frame::enter();
             // SAFETY: as for `seal`.
-            let (t, bottom) = unsafe { E::small_mid(self.0.get(), nonce, aad, buf) };
+            let (t, bottom) = unsafe { E::small_mid(self.words.get(), nonce, aad, buf) };
             Self::scrub_small::<E::MidLanes>(&mut frame, Direction::Open, buf.len(), bottom);
             t
         } else if E::mid(Direction::Open, buf.len()) {
             let mut ks = E::MidScratch::zeroed();
             let mut frame = Frame::enter();
             // SAFETY: as for `seal`.
-            let (t, bottom) = unsafe { E::open_mid(self.0.get(), ks.bytes(), nonce, aad, buf) };
+            let (t, bottom) = unsafe { E::open_mid(self.words.get(), ks.bytes(), nonce, aad, buf) };
             frame.reached(bottom);
             t
         } else {
             let mut ks = E::Scratch::zeroed();
             let mut frame = Frame::enter();
             // SAFETY: as for `seal`.
-            let (t, bottom) = unsafe { E::open(self.0.get(), ks.bytes(), nonce, aad, buf) };
+            let (t, bottom) = unsafe { E::open(self.words.get(), ks.bytes(), nonce, aad, buf) };
             frame.reached(bottom);
             t
         };
@@ -445,12 +480,13 @@ macro_rules! backend {
                 src: &[u8],
                 buf: &mut [u8],
                 dir: $crate::aead::Direction,
+                fused: bool,
             ) -> ([u8; $crate::aead::TAG_LEN], usize) {
                 use $crate::aead::chacha20_poly1305::kernel;
                 // This frame's bottom, for the scrub after the call.
                 let bottom = $crate::aead::secret::stack_pointer();
                 // SAFETY: as for `seal`; the kernel's `small` asserts the lengths it relies on.
-                let tag = unsafe { kernel::small::<$lanes>(key, nonce, aad, src, buf, dir) };
+                let tag = unsafe { kernel::small::<$lanes>(key, nonce, aad, src, buf, dir, fused) };
                 (tag, bottom)
             }
 
@@ -489,7 +525,7 @@ macro_rules! backend {
                 // SAFETY: as for `seal`: `$features` include `$mid`'s as well as `$lanes`'s; the
                 // kernel's `small` asserts the lengths it relies on.
                 let tag = unsafe {
-                    kernel::small::<$mid>(key, nonce, aad, &[], buf, kernel::Direction::Open)
+                    kernel::small::<$mid>(key, nonce, aad, &[], buf, kernel::Direction::Open, false)
                 };
                 (tag, bottom)
             }

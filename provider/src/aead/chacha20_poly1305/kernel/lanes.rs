@@ -60,12 +60,15 @@ pub(crate) unsafe trait Lanes: Copy {
     /// faster; docs/decisions.md, "The ChaCha20 rounds (ymm, zmm)").
     type Pair: Lanes;
     /// Whether the 2-block call (of `Pair`, one set: records of up to 64
-    /// bytes) runs the fused quarter round (`rounds.rs`, `quarter_fused`):
-    /// on the engines with AVX-512VL, whose `Pair` XOR-rotates then take two
-    /// cycles after the word they wait on instead of three. Calls of more
-    /// blocks stay unfused: there the extra shifts, not the chain, bound
-    /// them (docs/decisions.md, "ChaCha20 rotations off the chain"). Set
-    /// only by a lane type whose backend's features include AVX-512F and VL.
+    /// bytes) can run the fused quarter round (`rounds.rs`,
+    /// `quarter_fused`): on the engines with AVX-512VL, whose `Pair`
+    /// XOR-rotates then take two cycles after the word they wait on instead
+    /// of three where rotations take 2 cycles and XORs 1. A key runs it
+    /// where its CPU is such a core (`Key`, `Features::rotate_slow`: Zen
+    /// 4). Calls of more blocks stay unfused: there the extra shifts, not
+    /// the chain, bound them (docs/decisions.md, "ChaCha20 rotations off
+    /// the chain"). Set only by a lane type whose backend's features
+    /// include AVX-512F and VL.
     const FUSED_PAIR: bool = false;
 
     unsafe fn splat(x: u32) -> Self;

@@ -28,7 +28,8 @@ pub(super) unsafe fn quarter<L: Lanes>(a: &mut L, b: &mut L, c: &mut L, d: &mut 
 /// others: two cycles after the add it waits on instead of three, so a
 /// latency-bound call's double round is 24 cycles instead of 32 on AVX-512
 /// (docs/decisions.md, "ChaCha20 rotations off the chain"). Only where the
-/// engine's `Lanes::FUSED_PAIR` allows (those methods need AVX-512VL there).
+/// engine's `Lanes::FUSED_PAIR` allows (those methods need AVX-512VL there)
+/// and the key chose it (`Features::rotate_slow`: Zen 4).
 #[inline(always)]
 pub(super) unsafe fn quarter_fused<L: Lanes>(a: &mut L, b: &mut L, c: &mut L, d: &mut L) {
     // SAFETY: register-only `Lanes` methods; the CPU has `L`'s features and, where the
@@ -186,8 +187,8 @@ pub(super) unsafe fn vertical_run<L: Lanes, const WIDE: bool, R: SlotRun>(
 ///
 /// # Safety
 /// As the module's; with `fused`, the CPU also has AVX-512F and VL (the
-/// callers pass `fused` only as the engine's `Lanes::FUSED_PAIR`, which
-/// only the AVX-512 engines' lane type sets).
+/// callers pass `fused` true only where the engine's `Lanes::FUSED_PAIR`
+/// is set, which only the AVX-512 engines' lane type sets).
 #[inline(always)]
 pub(super) unsafe fn horizontal<L: Lanes, const SETS: usize, R: SlotRun>(
     state: &State,
@@ -293,17 +294,19 @@ pub(super) unsafe fn horizontal<L: Lanes, const SETS: usize, R: SlotRun>(
 }
 
 /// 2, 4, 6 or 8 blocks (`out.len()` 128, 256, 384 or 512) in the
-/// latency-hiding horizontal layout, for short records.
+/// latency-hiding horizontal layout, for short records. With `fused`, the
+/// 2-block call runs [`quarter_fused`] where `L::FUSED_PAIR` allows it.
 #[inline(always)]
 pub(super) unsafe fn keystream_small<L: Lanes>(
     state: &State,
     counter: u32,
     out: &mut [u8],
     poly: &Poly1305,
+    fused: bool,
 ) {
     // SAFETY: the CPU has `L`'s features (module contract), which include AVX-512F/VL where
-    // `L::FUSED_PAIR` is set (its contract), as `horizontal` with `fused` needs; `horizontal`
-    // checks `out`.
+    // `L::FUSED_PAIR` is set (its contract), as `horizontal` with `fused` needs (passed only
+    // there); `horizontal` checks `out`.
     unsafe {
         macro_rules! call {
             ($lanes:ty, $out:expr, $counter:expr, $fused:expr) => {{
@@ -327,7 +330,9 @@ pub(super) unsafe fn keystream_small<L: Lanes>(
             }};
         }
         match out.len() {
-            128 => call!(L::Pair, out, counter, L::FUSED_PAIR),
+            // Two instances, one branch a record on the key's choice.
+            128 if L::FUSED_PAIR && fused => call!(L::Pair, out, counter, true),
+            128 => call!(L::Pair, out, counter, false),
             // Three sets of two-block rows (see `three_sets`).
             384 if L::ROW_BLOCKS > 2 => call!(L::Pair, out, counter, false),
             _ if out.len() / 64 <= L::MAX_SETS * L::ROW_BLOCKS => call!(L, out, counter, false),

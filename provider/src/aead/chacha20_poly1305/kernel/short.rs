@@ -10,7 +10,8 @@ use super::state::State;
 use super::{small_max, SMALL};
 use crate::aead::{Direction, NONCE_LEN, TAG_LEN};
 
-/// A record of at most [`small_max`] bytes (`crypt_small` with its state).
+/// A record of at most [`small_max`] bytes (`crypt_small` with its state);
+/// `fused`: the key's choice of the fused 2-block call (`Key::fused`).
 ///
 /// # Safety
 /// The CPU has `L`'s features.
@@ -22,6 +23,7 @@ pub(crate) unsafe fn small<L: Lanes>(
     src: &[u8],
     buf: &mut [u8],
     dir: Direction,
+    fused: bool,
 ) -> [u8; TAG_LEN] {
     // SAFETY: the CPU has `L`'s features (this fn's contract); the assert
     // below gives `crypt_small` the lengths it relies on.
@@ -30,7 +32,7 @@ pub(crate) unsafe fn small<L: Lanes>(
             src.len() <= buf.len() && buf.len() <= small_max::<L>(dir),
             "a short record"
         );
-        crypt_small::<L>(&State::new(key, nonce), aad, src, buf, dir)
+        crypt_small::<L>(&State::new(key, nonce), aad, src, buf, dir, fused)
     }
 }
 
@@ -45,6 +47,7 @@ pub(super) unsafe fn crypt_small<L: Lanes>(
     src: &[u8],
     buf: &mut [u8],
     dir: Direction,
+    fused: bool,
 ) -> [u8; TAG_LEN] {
     // SAFETY: the CPU has `L`'s features (module contract).
     unsafe {
@@ -55,17 +58,17 @@ pub(super) unsafe fn crypt_small<L: Lanes>(
         // "ChaCha20-Poly1305 Poly1305 runs and tail calls (AMD EPYC Zen 4)");
         // a ymm open longer than `SMALL` takes 10 blocks, in two calls.
         match buf.len() {
-            0..=64 => crypt_small_in::<L, 128>(state, aad, src, buf, dir),
-            65..=192 => crypt_small_in::<L, 256>(state, aad, src, buf, dir),
-            n if three_sets::<L>(n) => crypt_small_in::<L, 384>(state, aad, src, buf, dir),
-            n if n <= SMALL => crypt_small_in::<L, 512>(state, aad, src, buf, dir),
-            _ => crypt_small_in::<L, 640>(state, aad, src, buf, dir),
+            0..=64 => crypt_small_in::<L, 128>(state, aad, src, buf, dir, fused),
+            65..=192 => crypt_small_in::<L, 256>(state, aad, src, buf, dir, false),
+            n if three_sets::<L>(n) => crypt_small_in::<L, 384>(state, aad, src, buf, dir, false),
+            n if n <= SMALL => crypt_small_in::<L, 512>(state, aad, src, buf, dir, false),
+            _ => crypt_small_in::<L, 640>(state, aad, src, buf, dir, false),
         }
     }
 }
 
 /// [`crypt_small`] with `USED` bytes of keystream scratch (at least
-/// `buf.len() + 64`).
+/// `buf.len() + 64`); `fused` as `small`'s (it matters for `USED` 128).
 ///
 /// # Safety
 /// The CPU has `L`'s features.
@@ -76,6 +79,7 @@ pub(super) unsafe fn crypt_small_in<L: Lanes, const USED: usize>(
     src: &[u8],
     buf: &mut [u8],
     dir: Direction,
+    fused: bool,
 ) -> [u8; TAG_LEN] {
     // SAFETY: the CPU has `L`'s features (module contract); the open's run reads `buf[..whole]`
     // during the call, which writes only `rest` (scratch), and the XOR after it reads and
@@ -101,7 +105,7 @@ pub(super) unsafe fn crypt_small_in<L: Lanes, const USED: usize>(
             // calls are faster than pass 0 and a tail call (`crypt`)
             // (docs/decisions.md, "ChaCha20-Poly1305 record shapes (Intel Xeon)").
             let (first, rest) = ks.split_at_mut(128);
-            keystream_small::<L>(state, 0, first, &poly);
+            keystream_small::<L>(state, 0, first, &poly, false);
             poly.reset(first[..32].try_into().expect("32 bytes"));
             poly.padded(aad);
             let whole = n / 16 * 16;
@@ -125,7 +129,7 @@ pub(super) unsafe fn crypt_small_in<L: Lanes, const USED: usize>(
             // after it. One call of four sets spilled, and its whole
             // ciphertext was hashed after it, one more serial stage.
             let (first, rest) = ks.split_at_mut(384);
-            keystream_small::<L>(state, 0, first, &poly);
+            keystream_small::<L>(state, 0, first, &poly, false);
             poly.reset(first[..32].try_into().expect("32 bytes"));
             poly.padded(aad);
             let p = buf.as_mut_ptr();
@@ -138,7 +142,7 @@ pub(super) unsafe fn crypt_small_in<L: Lanes, const USED: usize>(
             poly.set_h(run.h);
             crypt_chunk::<L>(&mut poly, dir, &mut buf[320..], &rest[..n - 320]);
         } else {
-            keystream_small::<L>(state, 0, &mut ks, &poly);
+            keystream_small::<L>(state, 0, &mut ks, &poly, fused);
             poly.reset(ks[..32].try_into().expect("32 bytes"));
             poly.padded(aad);
             crypt_chunk::<L>(&mut poly, dir, buf, &ks[64..64 + n]);
