@@ -295,51 +295,49 @@ impl Sealer {
         for p in packets.iter() {
             layout(p.packet, p.pn_offset, p.pn)?;
         }
-        // One nonce per packet, computed once: the guard checks exactly the
-        // nonces the seals below use.
-        let nonces: Vec<[u8; NONCE_LEN]> =
-            packets.iter().map(|p| nonce(&self.iv, 0, p.pn)).collect();
-        let n = u64::try_from(nonces.len()).unwrap_or(u64::MAX);
+        // The guard checks the nonces of these packet numbers; each seal
+        // below makes its nonce from the same number again (`nonce` is a
+        // pure function of it), so no list of them is allocated.
+        let nonces = packets.iter().map(|p| nonce(&self.iv, 0, p.pn));
+        let n = u64::try_from(packets.len()).unwrap_or(u64::MAX);
         self.sealed
             .take(n)
             .map_err(|()| QuicError::ConfidentialityLimit)?;
-        if let Err(e) = self.guard.check_batch(nonces.iter().copied()) {
+        if let Err(e) = self.guard.check_batch(nonces) {
             self.sealed.give_back(n);
             return Err(QuicError::Nonce(e));
         }
-        // Samples are ciphertext (public); the masks are wiped after use.
+        if self.aead.fuses_block(&self.hp) {
+            // On the AES-GCM engines each packet's mask rides in its own
+            // last AES pass, which the seal runs anyway (docs/decisions.md,
+            // "QUIC masks on AES-GCM: the fused slot"): each packet sealed
+            // and protected in one visit, as `seal_packet` does.
+            for p in packets.iter_mut() {
+                let at = layout(p.packet, p.pn_offset, p.pn).expect("checked above");
+                let mut mask = self.seal_one(p.packet, &at, &nonce(&self.iv, 0, p.pn));
+                protect(p.packet, p.pn_offset, &mask);
+                mask.zeroize();
+            }
+            return Ok(());
+        }
+        // The other engines seal a chunk, then compute its masks in one
+        // pass. Samples are ciphertext (public); the masks are wiped after
+        // use.
         let mut samples = [[0u8; SAMPLE_LEN]; MASK_BATCH];
         let mut masks = [[0u8; 5]; MASK_BATCH];
-        // On the AES-GCM engines each packet's mask rides in its own last
-        // AES pass, which the seal runs anyway (docs/decisions.md, "QUIC
-        // masks on AES-GCM: the fused slot"); the other engines seal the
-        // batch, then compute all its masks in one pass.
-        let fused = self.aead.fuses_block(&self.hp);
-        for (chunk, nonces) in packets
-            .chunks_mut(MASK_BATCH)
-            .zip(nonces.chunks(MASK_BATCH))
-        {
-            for (((p, nonce), sample), mask) in chunk
-                .iter_mut()
-                .zip(nonces)
-                .zip(samples.iter_mut())
-                .zip(masks.iter_mut())
-            {
+        for chunk in packets.chunks_mut(MASK_BATCH) {
+            for (p, sample) in chunk.iter_mut().zip(samples.iter_mut()) {
                 let at = layout(p.packet, p.pn_offset, p.pn).expect("checked above");
-                if fused {
-                    *mask = self.seal_one(p.packet, &at, nonce);
-                    continue;
-                }
                 let (header, rest) = p.packet.split_at_mut(at.header_len);
                 let (payload, tag_room) = rest.split_at_mut(rest.len() - TAG_LEN);
-                let tag = self.aead.seal_in_place(nonce, header, payload);
+                let tag = self
+                    .aead
+                    .seal_in_place(&nonce(&self.iv, 0, p.pn), header, payload);
                 tag_room.copy_from_slice(&tag);
                 *sample = sample_of(payload, &tag, at.sample_at);
             }
             let n = chunk.len();
-            if !fused {
-                self.hp.apply(&samples[..n], &mut masks[..n]);
-            }
+            self.hp.apply(&samples[..n], &mut masks[..n]);
             for (p, mask) in chunk.iter_mut().zip(&masks) {
                 protect(p.packet, p.pn_offset, mask);
             }
