@@ -59,8 +59,10 @@ pub enum Backend {
     /// AES-GCM on VAES + VPCLMULQDQ, 256-bit AVX2 registers (x86-64).
     X86Vaes,
     /// AES-GCM on VAES + VPCLMULQDQ, 512-bit AVX-512 registers (x86-64),
-    /// GHASH products schoolbook (four carry-less multiplies a block):
-    /// preferred where `vpclmulqdq` issues as often as `vaesenc` (Intel).
+    /// GHASH products schoolbook (four carry-less multiplies a block).
+    /// Listed after the two schedules below, one of which is preferred
+    /// everywhere (below 6 KiB seals and 4 KiB opens `X86Vaes512Hybrid`
+    /// runs this code).
     X86Vaes512,
     /// `X86Vaes512` with GHASH products by Karatsuba (three carry-less
     /// multiplies a block): preferred where `vpclmulqdq` on zmm issues at
@@ -69,7 +71,8 @@ pub enum Backend {
     X86Vaes512Karatsuba,
     /// `X86Vaes512` below 6 KiB seals and 4 KiB opens, `X86Vaes512Karatsuba`'s
     /// loop from there: preferred where `vpclmulqdq` on zmm issues at half
-    /// `vaesenc`'s rate (AMD Zen 4). Listed wherever `X86Vaes512` is.
+    /// `vaesenc`'s rate (AMD Zen 4) or at its rate (Intel). Listed wherever
+    /// `X86Vaes512` is.
     X86Vaes512Hybrid,
     /// ChaCha20-Poly1305 on AVX2, stitched with scalar Poly1305 (x86-64).
     X86Avx2,

@@ -163,19 +163,14 @@ impl<const KEY_LEN: usize> Engine for AesGcm<KEY_LEN> {
 
     /// The zmm engine's three GHASH schedules: Karatsuba first where the
     /// core issues `vpclmulqdq` on zmm at a quarter of `vaesenc`'s rate
-    /// (Zen 5), hybrid first where at half (Zen 4), schoolbook first
-    /// elsewhere (Intel) (docs/decisions.md, "GHASH products (zmm)").
+    /// (Zen 5), hybrid first elsewhere (Zen 4, Intel), schoolbook (which
+    /// the hybrid extends) after them (docs/decisions.md, "GHASH products
+    /// (zmm)").
     fn demoted(backend: Backend) -> bool {
         #[cfg(target_arch = "x86_64")]
         {
             let cpu = Features::get();
-            match backend {
-                Backend::X86Vaes512Karatsuba => !(cpu.clmul512_half_rate && cpu.aes512_dual),
-                // Below Karatsuba on Zen 5, above the schoolbook build it
-                // extends everywhere but Intel.
-                Backend::X86Vaes512Hybrid => !cpu.clmul512_half_rate,
-                _ => false,
-            }
+            backend == Backend::X86Vaes512Karatsuba && !(cpu.clmul512_half_rate && cpu.aes512_dual)
         }
         #[cfg(target_arch = "aarch64")]
         {

@@ -194,3 +194,80 @@ fn aesni_sse_build_matches_aws_lc_rs() {
         }
     }
 }
+
+/// The hybrid zmm schedule's opens with and without the Karatsuba loop (a
+/// key takes one of them for its CPU: both run here wherever the zmm
+/// engine runs), against aws-lc-rs's seal, about the loop's 4 KiB
+/// threshold and past 16 KiB; a changed tag fails and zeroes the buffer.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn hybrid_opens_with_and_without_the_loop_match_aws_lc_rs() {
+    use aws_lc_rs::aead::{Aad, LessSafeKey, Nonce, UnboundKey, AES_128_GCM, AES_256_GCM};
+    if !Features::get().vaes_clmul512 {
+        return;
+    }
+    let mut seed = 11u64;
+    let mut byte = move || {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (seed >> 56) as u8
+    };
+    let lengths = [
+        0, 100, 1350, 2048, 4095, 4096, 4097, 6143, 6144, 8192, 12345, 16384, 16401, 20000,
+    ];
+    for len in lengths {
+        for key_len in [16, 32] {
+            let key: Vec<u8> = (0..key_len).map(|_| byte()).collect();
+            let nonce: [u8; 12] = core::array::from_fn(|_| byte());
+            let aad: Vec<u8> = (0..len % 70).map(|_| byte()).collect();
+            let pt: Vec<u8> = (0..len).map(|_| byte()).collect();
+            let alg = if key_len == 16 {
+                &AES_128_GCM
+            } else {
+                &AES_256_GCM
+            };
+            let reference = LessSafeKey::new(UnboundKey::new(alg, &key).unwrap());
+            let mut ct = pt.clone();
+            let tag: [u8; 16] = reference
+                .seal_in_place_separate_tag(
+                    Nonce::assume_unique_for_key(nonce),
+                    Aad::from(&aad),
+                    &mut ct,
+                )
+                .unwrap()
+                .as_ref()
+                .try_into()
+                .unwrap();
+            for looped in [false, true] {
+                let what = format!("len {len}, key {key_len}, loop {looped}");
+                macro_rules! open {
+                    ($nr:literal, $tag:expr, $buf:expr) => {
+                        x86_vaes512::hybrid::Key::<$nr>::new(
+                            &key,
+                            &mut crate::aead::secret::SetupStack::new(),
+                        )
+                        .unwrap()
+                        .with_open_loop(looped)
+                        .open(&nonce, &aad, $buf, $tag)
+                    };
+                }
+                let open = |tag: &[u8; 16], buf: &mut Vec<u8>| {
+                    if key_len == 16 {
+                        open!(10, tag, buf)
+                    } else {
+                        open!(14, tag, buf)
+                    }
+                };
+                let mut buf = ct.clone();
+                assert!(open(&tag, &mut buf).is_ok(), "{what}");
+                assert_eq!(buf, pt, "{what}");
+                let mut bad = tag;
+                bad[len % 16] ^= 0x80;
+                let mut buf = ct.clone();
+                assert!(open(&bad, &mut buf).is_err(), "{what}");
+                assert!(buf.iter().all(|&b| b == 0), "{what}");
+            }
+        }
+    }
+}

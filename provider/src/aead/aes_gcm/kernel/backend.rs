@@ -87,7 +87,9 @@ macro_rules! placed {
 
 /// An AES-GCM key on backend `E`; `NR` is the number of AES rounds (10 for
 /// 16-byte keys, 14 for 32-byte keys). Exists only where `E` was detected.
-pub(crate) struct Key<E: Entry<NR>, const NR: usize>(Box<E::Data>);
+/// The flag: whether its opens take the `LOOP` instance from
+/// `Lanes::halves_open_from` on this CPU (`Lanes::opens_loop_here`).
+pub(crate) struct Key<E: Entry<NR>, const NR: usize>(Box<E::Data>, bool);
 
 impl<E: Entry<NR>, const NR: usize> Key<E, NR> {
     /// `None` unless this CPU has the backend's features.
@@ -104,8 +106,19 @@ impl<E: Entry<NR>, const NR: usize> Key<E, NR> {
         // `expand` writes every field, so `data` is initialised after it.
         unsafe {
             E::expand(&mut data, key, stack);
-            Some(Self(data.assume_init()))
+            Some(Self(
+                data.assume_init(),
+                <E::Lanes as Lanes>::opens_loop_here(),
+            ))
         }
+    }
+
+    /// This key with its opens' `LOOP` instance on or off: the tests run
+    /// both on every CPU.
+    #[cfg(test)]
+    pub(crate) fn with_open_loop(mut self, looped: bool) -> Self {
+        self.1 = looped;
+        self
     }
 
     /// What to scrub after a seal of `n` bytes whose entry point reached
@@ -195,7 +208,7 @@ impl<E: Entry<NR>, const NR: usize> Key<E, NR> {
         let mut frame = Frame::enter();
         // SAFETY: as for `seal`.
         let (ok, bottom) = unsafe {
-            match open_loop::<E::Lanes, NR>(buf.len()) {
+            match open_loop::<E::Lanes, NR>(buf.len(), self.1) {
                 LOOP => E::open::<LOOP>(&self.0, nonce, aad, buf, tag),
                 NEVER => E::open::<NEVER>(&self.0, nonce, aad, buf, tag),
                 _ => E::open::<BY_LENGTH>(&self.0, nonce, aad, buf, tag),

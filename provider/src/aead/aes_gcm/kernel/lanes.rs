@@ -82,6 +82,14 @@ pub(crate) unsafe trait Lanes: Copy {
     /// frame. Otherwise one instance runs every open (the ymm and xmm
     /// engines' opens at 768 B–1 KiB measured 1–2 % slower split).
     const SPLIT_OPEN: bool = false;
+    /// Whether a key made on this CPU runs its opens from
+    /// `halves_open_from` in the `LOOP` instance, where `SPLIT_OPEN` splits
+    /// them (otherwise every open takes the one without the loop): asked
+    /// once, at key setup (`Key`'s `open_loop`).
+    #[inline(always)]
+    fn opens_loop_here() -> bool {
+        true
+    }
     /// Seals below `halves_seal_from` whose remainder after whole batches
     /// is over half a batch seal all of it in one full-width pass, in an
     /// entry-point instance of their own (`record.rs`, `LAST`), rather than

@@ -377,12 +377,13 @@ pub(crate) fn seal_loop<V: Lanes, const NR: usize>(n: usize) -> u8 {
 /// Which open instance [`Key::open`](super::Key) calls for `n` bytes on
 /// lane type `V`: one for every open (`BY_LENGTH`), or, where the lane
 /// type splits them (`Lanes::SPLIT_OPEN`), `LOOP` from
-/// `Lanes::halves_open_from(NR)` and `NEVER` below.
+/// `Lanes::halves_open_from(NR)` on a key whose CPU runs it (`looped`:
+/// `Lanes::opens_loop_here`) and `NEVER` otherwise.
 #[inline(always)]
-pub(crate) fn open_loop<V: Lanes, const NR: usize>(n: usize) -> u8 {
+pub(crate) fn open_loop<V: Lanes, const NR: usize>(n: usize, looped: bool) -> u8 {
     if !V::SPLIT_OPEN {
         BY_LENGTH
-    } else if n >= V::halves_open_from(NR) {
+    } else if looped && n >= V::halves_open_from(NR) {
         LOOP
     } else {
         NEVER

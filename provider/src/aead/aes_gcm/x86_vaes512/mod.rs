@@ -97,6 +97,14 @@ unsafe impl<const S: u8> Lanes for Zmm<S> {
         }
     }
     const SPLIT_OPEN: bool = S != SCHOOLBOOK;
+    // The hybrid's opens take the Karatsuba loop where `vpclmulqdq` zmm
+    // issues at half `vaesenc`'s rate (Zen 4); on Intel, at its rate, the
+    // schoolbook kernel opens faster at every length ("GHASH products
+    // (zmm)").
+    #[inline(always)]
+    fn opens_loop_here() -> bool {
+        S != HYBRID || crate::cpu::Features::get().clmul512_half_rate
+    }
     #[inline(always)]
     unsafe fn loadu(p: *const u8) -> Self {
         // SAFETY: the CPU has AVX-512F/BW/VL, VAES and VPCLMULQDQ and `p` is valid for reads of
