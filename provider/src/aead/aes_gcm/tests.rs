@@ -125,42 +125,50 @@ fn block_counter_wraps_mod_2_32() {
     }
 }
 
+/// A byte stream from `seed` (an LCG's top byte): test inputs.
+#[cfg(target_arch = "x86_64")]
+fn bytes(mut seed: u64) -> impl FnMut() -> u8 {
+    move || {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (seed >> 56) as u8
+    }
+}
+
+/// aws-lc-rs's AES-GCM seal (the key's length picks the key size):
+/// ciphertext and tag.
+#[cfg(target_arch = "x86_64")]
+fn aws_lc_seal(key: &[u8], nonce: [u8; 12], aad: &[u8], pt: &[u8]) -> (Vec<u8>, [u8; 16]) {
+    use aws_lc_rs::aead::{Aad, LessSafeKey, Nonce, UnboundKey, AES_128_GCM, AES_256_GCM};
+    let alg = if key.len() == 16 {
+        &AES_128_GCM
+    } else {
+        &AES_256_GCM
+    };
+    let mut ct = pt.to_vec();
+    let tag = LessSafeKey::new(UnboundKey::new(alg, key).unwrap())
+        .seal_in_place_separate_tag(Nonce::assume_unique_for_key(nonce), Aad::from(aad), &mut ct)
+        .unwrap();
+    (ct, tag.as_ref().try_into().unwrap())
+}
+
 /// The SSE-only build of the AES-NI engine (not reachable through
 /// `Backend` on a CPU with AVX) seals and opens like aws-lc-rs.
 #[cfg(target_arch = "x86_64")]
 #[test]
 fn aesni_sse_build_matches_aws_lc_rs() {
-    use aws_lc_rs::aead::{Aad, LessSafeKey, Nonce, UnboundKey, AES_128_GCM, AES_256_GCM};
     if !Features::get().aes_clmul {
         return;
     }
-    let mut seed = 7u64;
-    let mut byte = move || {
-        seed = seed
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (seed >> 56) as u8
-    };
+    let mut byte = bytes(7);
     for len in (0..=300).chain([511, 512, 513, 1350, 4096, 16384, 16401]) {
         for key_len in [16, 32] {
             let key: Vec<u8> = (0..key_len).map(|_| byte()).collect();
             let nonce: [u8; 12] = core::array::from_fn(|_| byte());
             let aad: Vec<u8> = (0..len % 70).map(|_| byte()).collect();
             let pt: Vec<u8> = (0..len).map(|_| byte()).collect();
-            let alg = if key_len == 16 {
-                &AES_128_GCM
-            } else {
-                &AES_256_GCM
-            };
-            let reference = LessSafeKey::new(UnboundKey::new(alg, &key).unwrap());
-            let mut want = pt.clone();
-            let want_tag = reference
-                .seal_in_place_separate_tag(
-                    Nonce::assume_unique_for_key(nonce),
-                    Aad::from(&aad),
-                    &mut want,
-                )
-                .unwrap();
+            let (want, want_tag) = aws_lc_seal(&key, nonce, &aad, &pt);
             let mut buf = pt.clone();
             let (tag, opened) = if key_len == 16 {
                 let k = x86_aesni::sse::Key::<10>::new(
@@ -181,11 +189,7 @@ fn aesni_sse_build_matches_aws_lc_rs() {
                 let mut ct = buf.clone();
                 (tag, k.open(&nonce, &aad, &mut ct, &tag).map(|()| ct))
             };
-            assert_eq!(
-                (&buf, &tag[..]),
-                (&want, want_tag.as_ref()),
-                "len {len}, key {key_len}"
-            );
+            assert_eq!((&buf, &tag), (&want, &want_tag), "len {len}, key {key_len}");
             assert_eq!(
                 opened.as_deref(),
                 Ok(&pt[..]),
@@ -202,17 +206,10 @@ fn aesni_sse_build_matches_aws_lc_rs() {
 #[cfg(target_arch = "x86_64")]
 #[test]
 fn hybrid_opens_with_and_without_the_loop_match_aws_lc_rs() {
-    use aws_lc_rs::aead::{Aad, LessSafeKey, Nonce, UnboundKey, AES_128_GCM, AES_256_GCM};
     if !Features::get().vaes_clmul512 {
         return;
     }
-    let mut seed = 11u64;
-    let mut byte = move || {
-        seed = seed
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (seed >> 56) as u8
-    };
+    let mut byte = bytes(11);
     let lengths = [
         0, 100, 1350, 2048, 4095, 4096, 4097, 6143, 6144, 8192, 12345, 16384, 16401, 20000,
     ];
@@ -222,23 +219,7 @@ fn hybrid_opens_with_and_without_the_loop_match_aws_lc_rs() {
             let nonce: [u8; 12] = core::array::from_fn(|_| byte());
             let aad: Vec<u8> = (0..len % 70).map(|_| byte()).collect();
             let pt: Vec<u8> = (0..len).map(|_| byte()).collect();
-            let alg = if key_len == 16 {
-                &AES_128_GCM
-            } else {
-                &AES_256_GCM
-            };
-            let reference = LessSafeKey::new(UnboundKey::new(alg, &key).unwrap());
-            let mut ct = pt.clone();
-            let tag: [u8; 16] = reference
-                .seal_in_place_separate_tag(
-                    Nonce::assume_unique_for_key(nonce),
-                    Aad::from(&aad),
-                    &mut ct,
-                )
-                .unwrap()
-                .as_ref()
-                .try_into()
-                .unwrap();
+            let (ct, tag) = aws_lc_seal(&key, nonce, &aad, &pt);
             for looped in [false, true] {
                 let what = format!("len {len}, key {key_len}, loop {looped}");
                 macro_rules! open {
