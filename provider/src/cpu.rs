@@ -43,6 +43,12 @@ pub(crate) struct Features {
     /// a short record, and Zen 5 (2 cycles for all four) has nothing to
     /// gain (docs/decisions.md, "ChaCha20 rotations off the chain").
     pub rotate_slow: bool,
+    /// AVX-512 on a core that runs each zmm instruction as two 256-bit
+    /// halves: AMD Zen 4 (as `rotate_slow`). There the zmm ChaCha20
+    /// engines run records of up to about 1.7 KiB on ymm lanes; elsewhere
+    /// only those of 449–576 bytes (docs/decisions.md, "ChaCha20-Poly1305
+    /// mid-size records on zmm").
+    pub zmm_split: bool,
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -82,6 +88,7 @@ impl Features {
         let clmul512_half_rate = vaes_clmul512 && std::is_x86_feature_detected!("sse4a");
         let aes512_dual = clmul512_half_rate && std::is_x86_feature_detected!("avx512vp2intersect");
         let rotate_slow = clmul512_half_rate && !aes512_dual;
+        let zmm_split = rotate_slow;
         Self {
             aes_clmul,
             aes_clmul_avx,
@@ -94,6 +101,7 @@ impl Features {
             clmul512_half_rate,
             aes512_dual,
             rotate_slow,
+            zmm_split,
         }
     }
 }

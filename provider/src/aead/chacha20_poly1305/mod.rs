@@ -327,14 +327,15 @@ impl ChaCha20Poly1305 {
 mod tests {
     use super::{Blocks, ChaCha20Poly1305};
 
-    /// The AVX-512 engines' short records with the fused 2-block call on
-    /// and off (a key takes one of them for its CPU: both run here on
-    /// every CPU with AVX-512), against ring, 0–80 bytes (the fused call
-    /// ends at 64), AAD of 0–20 bytes; a record opened with a changed tag
-    /// fails and leaves the buffer zeroed.
+    /// The AVX-512 engines' records under each choice a key makes for its
+    /// CPU (both run here on every CPU with AVX-512): the fused 2-block
+    /// call on and off, 0–80 bytes (the fused call ends at 64), and both
+    /// routings of mid-size records (`zmm_takes_ymm`), about their bounds
+    /// from 400 bytes to 2 KiB; against ring, AAD of 0–20 bytes; a record
+    /// opened with a changed tag fails and leaves the buffer zeroed.
     #[cfg(target_arch = "x86_64")]
     #[test]
-    fn fused_and_unfused_short_records_match_ring() {
+    fn every_cpu_choice_matches_ring() {
         use super::{x86_avx512, x86_avx512_ifma};
         use ring::aead::{Aad, LessSafeKey, Nonce, UnboundKey, CHACHA20_POLY1305};
         let mut seed = 0x0f05_ed00u64;
@@ -342,9 +343,14 @@ mod tests {
             seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
             (seed >> 56) as u8
         };
+        let mid = [
+            400, 448, 449, 500, 576, 577, 640, 832, 833, 900, 959, 960, 1024, 1350, 1664, 1665,
+            1792, 1793, 2000,
+        ];
+        let lengths: Vec<usize> = (0..=80).chain(mid).collect();
         let mut ran = 0;
-        for fused in [false, true] {
-            for n in 0..=80 {
+        for (fused, split) in [(false, false), (true, false), (false, true), (true, true)] {
+            for &n in &lengths {
                 let key: [u8; 32] = core::array::from_fn(|_| byte());
                 let nonce: [u8; 12] = core::array::from_fn(|_| byte());
                 let aad: Vec<u8> = (0..n % 21).map(|_| byte()).collect();
@@ -360,9 +366,9 @@ mod tests {
                     .unwrap();
                 macro_rules! check {
                     ($key:expr, $name:literal) => {
-                        if let Some(k) = $key.map(|k| k.with_fused(fused)) {
+                        if let Some(k) = $key.map(|k| k.with_fused(fused).with_zmm_split(split)) {
                             ran += 1;
-                            let what = format!("{} fused {fused}, {n} bytes", $name);
+                            let what = format!("{} fused {fused} split {split}, {n} bytes", $name);
                             let mut buf = vec![0u8; n];
                             let tag = k.seal(&nonce, &aad, &pt, &mut buf);
                             assert_eq!(buf, want, "{what}");
@@ -381,9 +387,9 @@ mod tests {
                 check!(x86_avx512_ifma::Key::new(&key), "X86Avx512Ifma");
             }
         }
-        // Both calls of both engines at every length, where AVX-512 runs.
+        // Both engines at every length and choice, where AVX-512 runs.
         if crate::cpu::Features::get().avx512 {
-            assert_eq!(ran, 2 * 2 * 81);
+            assert_eq!(ran, 2 * 4 * lengths.len());
         }
     }
 

@@ -41,13 +41,19 @@ pub(crate) fn add_counter(row: Row, counter: u32) -> Row {
 }
 
 /// Whether a zmm engine's record of `n` bytes (over the short path's)
-/// takes ymm lanes: seals up to 1664 bytes; opens up to 832 and from 960
-/// to 1792 bytes. Where a 16-block pass would go mostly unused, ymm's
-/// 8-block passes and its short call for opens of 449–576 bytes are
-/// faster; an open of 833–959 bytes is faster on zmm (its last partial
-/// passes on ymm are not). Measured on Zen 4, docs/decisions.md
+/// takes ymm lanes, on a core that splits zmm instructions in two halves
+/// (`split`: Zen 4) or not. Split: seals up to 1664 bytes; opens up to 832
+/// and from 960 to 1792 bytes. Where a 16-block pass would go mostly
+/// unused, ymm's 8-block passes and its short call for opens of 449–576
+/// bytes are faster; an open of 833–959 bytes is faster on zmm (its last
+/// partial passes on ymm are not). Not split (Intel): records up to 576
+/// bytes, where ymm's short calls beat a 16-block pass; from 640 bytes a
+/// full-width zmm pass is 5–25 % faster. docs/decisions.md
 /// ("ChaCha20-Poly1305 mid-size records on zmm").
-pub(crate) const fn zmm_takes_ymm(dir: crate::aead::Direction, n: usize) -> bool {
+pub(crate) const fn zmm_takes_ymm(dir: crate::aead::Direction, n: usize, split: bool) -> bool {
+    if !split {
+        return n <= 576;
+    }
     match dir {
         crate::aead::Direction::Seal => n <= 1664,
         crate::aead::Direction::Open => n <= 832 || 960 <= n && n <= 1792,

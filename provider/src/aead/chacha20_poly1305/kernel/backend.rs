@@ -95,7 +95,9 @@ pub(crate) unsafe trait Entry {
     type MidScratch: ScratchBuf;
     type MidSealScratch: ScratchBuf;
     /// Whether a record of `n > SMALL` bytes takes `MidLanes`.
-    fn mid(dir: Direction, n: usize) -> bool;
+    /// `split`: the key's CPU runs zmm instructions as two halves
+    /// (`Features::zmm_split`).
+    fn mid(dir: Direction, n: usize, split: bool) -> bool;
     /// `seal`, `open` and `small` on `MidLanes`, the Poly1305 runs scalar
     /// (the IFMA runs and phases are tuned for zmm).
     unsafe fn seal_mid(
@@ -148,6 +150,8 @@ impl Words {
 pub(crate) struct Key<E: Entry> {
     words: Words,
     fused: bool,
+    /// This CPU's `Features::zmm_split`, for `Entry::mid`.
+    zmm_split: bool,
     backend: core::marker::PhantomData<E>,
 }
 
@@ -166,6 +170,18 @@ fn fuses<E: Entry>() -> bool {
     }
 }
 
+/// `Features::zmm_split` (false off x86-64).
+fn zmm_split() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        crate::cpu::Features::get().zmm_split
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
 impl<E: Entry> Key<E> {
     /// `None` unless this CPU has the backend's features. The words in a
     /// box of their own ([`Words::Boxed`]): a standalone key.
@@ -176,6 +192,7 @@ impl<E: Entry> Key<E> {
         Some(Self {
             words: Words::Boxed(key_words(key)),
             fused: fuses::<E>(),
+            zmm_split: zmm_split(),
             backend: core::marker::PhantomData,
         })
     }
@@ -185,6 +202,14 @@ impl<E: Entry> Key<E> {
     #[cfg(test)]
     pub(crate) fn with_fused(mut self, fused: bool) -> Self {
         self.fused = fused && <E::Lanes as Lanes>::FUSED_PAIR;
+        self
+    }
+
+    /// This key with either routing of mid-size records (`Entry::mid`):
+    /// the tests run both on every CPU.
+    #[cfg(test)]
+    pub(crate) fn with_zmm_split(mut self, split: bool) -> Self {
+        self.zmm_split = split;
         self
     }
 
@@ -199,6 +224,7 @@ impl<E: Entry> Key<E> {
         Some(Self {
             words: Words::Inline(Zeroizing::new([0; 8])),
             fused: fuses::<E>(),
+            zmm_split: zmm_split(),
             backend: core::marker::PhantomData,
         })
     }
@@ -248,7 +274,7 @@ impl<E: Entry> Key<E> {
             Self::scrub_small::<E::Lanes>(&mut frame, Direction::Seal, buf.len(), bottom);
             return tag;
         }
-        if E::mid(Direction::Seal, buf.len()) {
+        if E::mid(Direction::Seal, buf.len(), self.zmm_split) {
             let mut ks = E::MidSealScratch::zeroed();
             let mut frame = Frame::enter();
             // SAFETY: as above.
@@ -282,7 +308,7 @@ impl<E: Entry> Key<E> {
                 unsafe { E::small(self.words.get(), nonce, aad, &[], buf, dir, self.fused) };
             Self::scrub_small::<E::Lanes>(&mut frame, Direction::Open, buf.len(), bottom);
             t
-        } else if E::mid(Direction::Open, buf.len())
+        } else if E::mid(Direction::Open, buf.len(), self.zmm_split)
             && buf.len() <= small_max::<E::MidLanes>(Direction::Open)
         {
             let mut frame = Frame::enter();
@@ -290,7 +316,7 @@ impl<E: Entry> Key<E> {
             let (t, bottom) = unsafe { E::small_mid(self.words.get(), nonce, aad, buf) };
             Self::scrub_small::<E::MidLanes>(&mut frame, Direction::Open, buf.len(), bottom);
             t
-        } else if E::mid(Direction::Open, buf.len()) {
+        } else if E::mid(Direction::Open, buf.len(), self.zmm_split) {
             let mut ks = E::MidScratch::zeroed();
             let mut frame = Frame::enter();
             // SAFETY: as for `seal`.
@@ -382,7 +408,7 @@ unsafe fn blocks<E: Entry, const B: usize>(
 /// enables it); `$scrub_small` and `$scrub_blocks`: the fixed depths
 /// after a short record (0: none) and after header-protection blocks;
 /// optionally `$mid` and `$mid_fn`: the lane type of the records for
-/// which `$mid_fn(dir, n)` holds (`Entry::MidLanes`, `Entry::mid`), whose
+/// which `$mid_fn(dir, n, split)` holds (`Entry::MidLanes`, `Entry::mid`), whose
 /// features `$features` must include (without them: `$lanes`, never).
 macro_rules! backend {
     (
@@ -401,7 +427,7 @@ macro_rules! backend {
             scrub_small = $scrub_small,
             scrub_blocks = $scrub_blocks,
             mid_lanes = $lanes,
-            mid = |_, _| false
+            mid = |_, _, _| false
         );
     };
     (
@@ -442,9 +468,9 @@ macro_rules! backend {
                 { $crate::aead::chacha20_poly1305::kernel::seal_scratch_len::<$mid>() },
             >;
             #[inline(always)]
-            fn mid(dir: $crate::aead::Direction, n: usize) -> bool {
-                let mid: fn($crate::aead::Direction, usize) -> bool = $mid_fn;
-                mid(dir, n)
+            fn mid(dir: $crate::aead::Direction, n: usize, split: bool) -> bool {
+                let mid: fn($crate::aead::Direction, usize, bool) -> bool = $mid_fn;
+                mid(dir, n, split)
             }
 
             #[inline(always)]
