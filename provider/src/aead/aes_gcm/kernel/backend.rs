@@ -108,7 +108,7 @@ impl<E: Entry<NR>, const NR: usize> Key<E, NR> {
             E::expand(&mut data, key, stack);
             Some(Self(
                 data.assume_init(),
-                <E::Lanes as Lanes>::opens_loop_here(),
+                <E::Lanes as Lanes>::opens_loop_here(NR),
             ))
         }
     }

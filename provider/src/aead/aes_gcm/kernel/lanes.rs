@@ -82,12 +82,13 @@ pub(crate) unsafe trait Lanes: Copy {
     /// frame. Otherwise one instance runs every open (the ymm and xmm
     /// engines' opens at 768 B–1 KiB measured 1–2 % slower split).
     const SPLIT_OPEN: bool = false;
-    /// Whether a key made on this CPU runs its opens from
+    /// Whether a key of `nr` rounds made on this CPU runs its opens from
     /// `halves_open_from` in the `LOOP` instance, where `SPLIT_OPEN` splits
     /// them (otherwise every open takes the one without the loop): asked
-    /// once, at key setup (`Key`'s `open_loop`).
+    /// once, at key setup (`Key`'s flag).
     #[inline(always)]
-    fn opens_loop_here() -> bool {
+    fn opens_loop_here(nr: usize) -> bool {
+        let _ = nr;
         true
     }
     /// Seals below `halves_seal_from` whose remainder after whole batches

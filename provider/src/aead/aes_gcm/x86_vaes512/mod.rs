@@ -98,12 +98,12 @@ unsafe impl<const S: u8> Lanes for Zmm<S> {
     }
     const SPLIT_OPEN: bool = S != SCHOOLBOOK;
     // The hybrid's opens take the Karatsuba loop where `vpclmulqdq` zmm
-    // issues at half `vaesenc`'s rate (Zen 4); on Intel, at its rate, the
-    // schoolbook kernel opens faster at every length ("GHASH products
-    // (zmm)").
+    // issues at half `vaesenc`'s rate (Zen 4), and for AES-256; on Intel,
+    // at its rate, the schoolbook kernel opens AES-128 faster at every
+    // length ("GHASH products (zmm)").
     #[inline(always)]
-    fn opens_loop_here() -> bool {
-        S != HYBRID || crate::cpu::Features::get().clmul512_half_rate
+    fn opens_loop_here(nr: usize) -> bool {
+        S != HYBRID || nr == 14 || crate::cpu::Features::get().clmul512_half_rate
     }
     #[inline(always)]
     unsafe fn loadu(p: *const u8) -> Self {
