@@ -57,8 +57,8 @@ pub struct Class {
 impl Class {
     /// Our AES-GCM engine on this class as this CPU runs it: `aes`, or for
     /// the zmm engine whichever of its three GHASH schedules this CPU prefers
-    /// (`X86Vaes512Karatsuba` on Zen 5, `X86Vaes512Hybrid` on Zen 4, listed
-    /// first there).
+    /// (`X86Vaes512Karatsuba` on Zen 5, `X86Vaes512Hybrid` on Zen 4 and
+    /// Intel, listed first there).
     pub fn aes_backend(&self) -> Backend {
         let zmm = [
             Backend::X86Vaes512,

@@ -11,10 +11,10 @@
 //!
 //! 1. Clock: a chain of dependent register-register `add`s (one per cycle
 //!    on every x86-64 core; Intel's cores from Golden Cove (Sapphire
-//!    Rapids) fold `add reg, imm` at rename, several per cycle, so the chain
-//!    has no immediates) timed with `Instant` gives the core clock; every cycle below is
-//!    seconds × that clock, never TSC ticks. A dependent `imul` chain (3
-//!    cycles on current cores) checks it.
+//!    Rapids) fold `add reg, imm` at rename, several per cycle, so the
+//!    chain has no immediates) timed with `Instant` gives the core clock;
+//!    every cycle below is seconds × that clock, never TSC ticks. A
+//!    dependent `imul` chain (3 cycles on current cores) checks it.
 //! 2. Instructions: throughput (per cycle) of each instruction the engines
 //!    lean on, at each width the CPU has, in asm loops of 11-12 independent
 //!    register chains; latency (cycles) of one dependent chain, including

@@ -5,7 +5,8 @@
 //! page"). The frames are measured as the stack scrub measures them, on
 //! every backend this CPU runs, at lengths that reach each path that
 //! spills: for ChaCha20-Poly1305 a ymm short open (449–576 bytes),
-//! mid-size records on the zmm engines' ymm lanes, and long records; for
+//! mid-size records on the zmm engines' ymm lanes (on Zen 4; zmm lanes
+//! elsewhere: each CPU checks the routes its keys take), and long records; for
 //! AES-GCM every record past the short path that scrubs (at opt-level 3
 //! those that spill nothing, `Lanes::batches_spill`, measure nothing; the
 //! hoisted ymm seals from 4 KiB scrub a fixed depth and are not measured;

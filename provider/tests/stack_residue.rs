@@ -26,8 +26,12 @@ use rustls_fusion::aead::{Aes128Gcm, Aes256Gcm, Backend, ChaCha20Poly1305, Harde
 const DEAD: usize = 64 * 1024;
 /// Record lengths: the short path (321–448: the ymm split seal), block
 /// edges, every engine's batch edges, the zmm engines' ymm-lane records
-/// (512, 1350; 1024 and 1152: the ymm split open) and their zmm records
-/// around them (900: an open; 2000: phased on IFMA), the ymm AES-GCM
+/// on Zen 4 (512, 1350; 1024 and 1152: the ymm split open) and their zmm
+/// records around them (900: an open; 2000: phased on IFMA); elsewhere
+/// (`Features::zmm_split` unset) the ymm-lane records end at 576 and
+/// these lengths reach the zmm records (each CPU checks the routes its
+/// keys take: the routing, like the fused ChaCha20 rounds and the hybrid
+/// AES-GCM open loop, is chosen per key from the CPU), the ymm AES-GCM
 /// engine's assembly-loop seals (3000), the ymm records whose tails take
 /// three whole registers (224, 255, 383, 895: unfenced, one build spilled
 /// round keys there; `Lanes::fence`), the xmm AES-128 seals of one

@@ -61,8 +61,8 @@ pub enum Backend {
     /// AES-GCM on VAES + VPCLMULQDQ, 512-bit AVX-512 registers (x86-64),
     /// GHASH products schoolbook (four carry-less multiplies a block).
     /// Listed after the two schedules below, one of which is preferred
-    /// everywhere (below 6 KiB seals and 4 KiB opens `X86Vaes512Hybrid`
-    /// runs this code).
+    /// everywhere (`X86Vaes512Hybrid` runs this code below 6 KiB seals and
+    /// 4 KiB opens, and for AES-128 opens on Intel at every length).
     X86Vaes512,
     /// `X86Vaes512` with GHASH products by Karatsuba (three carry-less
     /// multiplies a block): preferred where `vpclmulqdq` on zmm issues at
@@ -70,7 +70,8 @@ pub enum Backend {
     /// `X86Vaes512` is.
     X86Vaes512Karatsuba,
     /// `X86Vaes512` below 6 KiB seals and 4 KiB opens, `X86Vaes512Karatsuba`'s
-    /// loop from there: preferred where `vpclmulqdq` on zmm issues at half
+    /// loop from there (AES-128 opens on Intel: `X86Vaes512`'s code at every
+    /// length): preferred where `vpclmulqdq` on zmm issues at half
     /// `vaesenc`'s rate (AMD Zen 4) or at its rate (Intel). Listed wherever
     /// `X86Vaes512` is.
     X86Vaes512Hybrid,

@@ -14,9 +14,10 @@
 //!   protects the header in one call (on the AES-GCM engines the
 //!   header-protection block rides in the packet's last AES pass when its
 //!   sample is already written ciphertext); [`Sealer::seal_batch`] does a
-//!   GSO batch of packets under one key with every mask computed in one
-//!   pass; [`Opener`] removes header protection (one packet or a batch) and
-//!   opens.
+//!   GSO batch of packets under one key, their packet numbers reserved at
+//!   once (on ChaCha20-Poly1305 with every mask computed in one pass, on
+//!   the AES-GCM engines each in its packet's seal); [`Opener`] removes
+//!   header protection (one packet or a batch) and opens.
 //!
 //! ```
 //! use rustls_fusion::quic::{Cipher, Opener, Sealer};

@@ -46,7 +46,7 @@ pub(crate) fn add_counter(row: Row, counter: u32) -> Row {
 /// and from 960 to 1792 bytes. Where a 16-block pass would go mostly
 /// unused, ymm's 8-block passes and its short call for opens of 449–576
 /// bytes are faster; an open of 833–959 bytes is faster on zmm (its last
-/// partial passes on ymm are not). Not split (Intel): records up to 576
+/// partial passes on ymm are not). Not split (Intel, Zen 5): records up to 576
 /// bytes, where ymm's short calls beat a 16-block pass; from 640 bytes a
 /// full-width zmm pass is 5–25 % faster. docs/decisions.md
 /// ("ChaCha20-Poly1305 mid-size records on zmm").

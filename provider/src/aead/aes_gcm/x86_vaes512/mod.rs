@@ -8,7 +8,8 @@
 //! (four `vpclmulqdq` a register), `X86Vaes512Karatsuba` by Karatsuba
 //! (three, with the powers' halves made once per record) in the assembly
 //! loop, and `X86Vaes512Hybrid` schoolbook below 6 KiB seals and 4 KiB
-//! opens, the Karatsuba loop from there. Which is fastest depends on the
+//! opens, the Karatsuba loop from there (but for AES-128 opens on Intel,
+//! schoolbook at every length). Which is fastest depends on the
 //! core's `vpclmulqdq` and `vaesenc` rates; key setup prefers one by the
 //! CPU (docs/decisions.md, "GHASH products (zmm)").
 #![allow(unsafe_code)]

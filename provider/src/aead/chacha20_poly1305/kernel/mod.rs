@@ -34,11 +34,12 @@
 //! round, vertical kernel, horizontal call), [`record`] (one record in
 //! passes), [`tail`] (its last blocks), `phased` (the IFMA engine's
 //! medium records; x86-64 only), [`short`] (the short path), [`blocks`] (independent
-//! blocks for QUIC) and [`backend`] (the macro each backend file
-//! instantiates).
+//! blocks for QUIC), [`backend`] (the key type over a backend's entry
+//! points) and [`entries`] (the macro each backend file instantiates).
 
 mod backend;
 mod blocks;
+mod entries;
 mod lanes;
 #[cfg(target_arch = "x86_64")]
 mod phased;
@@ -51,8 +52,9 @@ mod tail;
 
 pub(super) use crate::aead::Direction;
 pub(crate) use backend::Entry;
-pub(super) use backend::{backend, record_entries, Blocks, Key};
+pub(super) use backend::{Blocks, Key};
 pub(super) use blocks::independent_blocks;
+pub(super) use entries::{backend, record_entries};
 pub(super) use lanes::Lanes;
 pub(super) use lanes::Schedule;
 pub(super) use record::{crypt, scratch_len, seal_scratch_len, Scratch};
