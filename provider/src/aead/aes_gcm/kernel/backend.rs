@@ -115,7 +115,7 @@ impl<E: Entry<NR>, const NR: usize> Key<E, NR> {
 
     /// This key with its opens' `LOOP` instance on or off: the tests run
     /// both on every CPU.
-    #[cfg(test)]
+    #[cfg(all(test, target_arch = "x86_64"))]
     pub(crate) fn with_open_loop(mut self, looped: bool) -> Self {
         self.1 = looped;
         self

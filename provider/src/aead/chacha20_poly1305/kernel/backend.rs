@@ -199,7 +199,7 @@ impl<E: Entry> Key<E> {
 
     /// This key with the fused 2-block call on or off, where its lane type
     /// has one: the tests run both on every CPU.
-    #[cfg(test)]
+    #[cfg(all(test, target_arch = "x86_64"))]
     pub(crate) fn with_fused(mut self, fused: bool) -> Self {
         self.fused = fused && <E::Lanes as Lanes>::FUSED_PAIR;
         self
@@ -207,7 +207,7 @@ impl<E: Entry> Key<E> {
 
     /// This key with either routing of mid-size records (`Entry::mid`):
     /// the tests run both on every CPU.
-    #[cfg(test)]
+    #[cfg(all(test, target_arch = "x86_64"))]
     pub(crate) fn with_zmm_split(mut self, split: bool) -> Self {
         self.zmm_split = split;
         self
