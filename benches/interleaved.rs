@@ -16,8 +16,8 @@
 //! only our engine for that class, against aws-lc-rs and BoringSSL limited
 //! to the class (`OPENSSL_ia32cap`) and against ring where ring's code for
 //! the class runs here. Each row prints ns per record for seal and open
-//! (5-byte AAD, in place; an open first restores the ciphertext, in every
-//! implementation alike) and our ratio to the best reference, the median
+//! (5-byte AAD, in place; opens toggle the buffer between ciphertext and
+//! plaintext, `records::Toggle`, with no copy between them) and our ratio to the best reference, the median
 //! over the rounds of the ratio within each round: above 1.00 is faster.
 //!
 //! `TLS=1` instead times rustls-level writes of the given sizes (default
