@@ -7,7 +7,9 @@
 //! register, the rounds and hash steps are laid out once, and nothing
 //! touches the stack.
 //!
-//! Registers: zmm0-7 the AES states; zmm8 the round key; zmm9 the
+//! Registers: zmm0-7 the AES states; zmm8 the round key (and, in an open,
+//! a temporary of the hash between a round's `vaesenc`s and the next
+//! round's key); zmm9 the
 //! byte-swap mask; zmm10-12 the sums lo, mi, hi; zmm13-15 and zmm30-31
 //! temporaries; zmm16 the counters (lane `i` of the next register: `c + i`,
 //! as `Lanes::counters`); zmm17 32 in each lane's low dword; zmm18 the
@@ -17,7 +19,8 @@
 //! zmm`22+j`: a seal keeps the ciphertext it stored in the iteration
 //! before (reloaded, the stores that had not yet completed stalled the
 //! loads, most when split across cache lines: docs/decisions.md, "The zmm
-//! batch loop"); an open loads its input.
+//! batch loop"); an open loads its input there and XORs it into the last
+//! round from there, one load per block ("Loads in the zmm loop").
 #![allow(unsafe_code)]
 
 use core::arch::asm;
@@ -26,17 +29,23 @@ use core::arch::x86_64::*;
 use super::super::kernel::BatchKeys;
 
 /// `GH2 j, k, cj, ck`: GHASH of registers `j` and `k` (0-7) of the batch,
-/// held in zmm`cj` and zmm`ck` (an open loads them from `{hp}` first; each
-/// is byte-swapped in place): their blocks times the powers at `{h} + 64j` and
-/// `+ 64k` (the running value joins block 0 of register 0), added to lo,
-/// hi and, through the halves at `{hx} + 64j` and `+ 64k`, mi, two products
-/// per three-way XOR. `AR8` is one AES round of the 8 states with zmm8.
+/// held in zmm`cj` and zmm`ck` (a seal byte-swaps them in place; an open
+/// loads them from `{hp}` and byte-swaps them into zmm13 and zmm8, keeping
+/// the ciphertext for `LAST`): `GHP` multiplies their blocks by the powers
+/// at `{h} + 64j` and `+ 64k`, each loaded once for its two products (the
+/// running value joins block 0 of register 0), adds them to lo, hi and,
+/// through the halves at `{hx} + 64j` and `+ 64k`, mi, two products per
+/// three-way XOR. `AR8` is one AES round of the 8 states with zmm8.
 macro_rules! lib {
     () => {
         r"
 .macro AR8; .irp s,0,1,2,3,4,5,6,7; vaesenc zmm\s, zmm\s, zmm8; .endr; .endm
 .macro LAST s, c
+.if {open}
+vpxord zmm13, zmm8, zmm\c
+.else
 vpxord zmm13, zmm8, [{src} + 64*\s]
+.endif
 vaesenclast zmm\c, zmm\s, zmm13
 vmovdqu64 [{dst} + 64*\s], zmm\c
 .endm
@@ -44,20 +53,30 @@ vmovdqu64 [{dst} + 64*\s], zmm\c
 .if {open}
 vmovdqu64 zmm\cj, [{hp} + 64*\j]
 vmovdqu64 zmm\ck, [{hp} + 64*\k]
-.endif
+vpshufb zmm13, zmm\cj, zmm9
+vpshufb zmm8, zmm\ck, zmm9
+.if \k == 0; vpxord zmm8, zmm8, zmm18; .endif
+GHP 13, 8, \j, \k
+.else
 vpshufb zmm\cj, zmm\cj, zmm9
 vpshufb zmm\ck, zmm\ck, zmm9
 .if \k == 0; vpxord zmm\ck, zmm\ck, zmm18; .endif
-vpclmulqdq zmm14, zmm\cj, [{h} + 64*\j], 0x00
-vpclmulqdq zmm30, zmm\ck, [{h} + 64*\k], 0x00
-vpternlogd zmm10, zmm14, zmm30, 0x96
-vpclmulqdq zmm15, zmm\cj, [{h} + 64*\j], 0x11
-vpclmulqdq zmm31, zmm\ck, [{h} + 64*\k], 0x11
-vpternlogd zmm12, zmm15, zmm31, 0x96
-vpshufd zmm14, zmm\cj, 0x4e
-vpshufd zmm30, zmm\ck, 0x4e
-vpxord zmm14, zmm14, zmm\cj
-vpxord zmm30, zmm30, zmm\ck
+GHP \cj, \ck, \j, \k
+.endif
+.endm
+.macro GHP a, b, j, k
+vmovdqu64 zmm14, [{h} + 64*\j]
+vpclmulqdq zmm15, zmm\a, zmm14, 0x00
+vpclmulqdq zmm14, zmm\a, zmm14, 0x11
+vmovdqu64 zmm30, [{h} + 64*\k]
+vpclmulqdq zmm31, zmm\b, zmm30, 0x00
+vpclmulqdq zmm30, zmm\b, zmm30, 0x11
+vpternlogd zmm10, zmm15, zmm31, 0x96
+vpternlogd zmm12, zmm14, zmm30, 0x96
+vpshufd zmm14, zmm\a, 0x4e
+vpshufd zmm30, zmm\b, 0x4e
+vpxord zmm14, zmm14, zmm\a
+vpxord zmm30, zmm30, zmm\b
 vpclmulqdq zmm14, zmm14, [{hx} + 64*\j], 0x00
 vpclmulqdq zmm30, zmm30, [{hx} + 64*\k], 0x00
 vpternlogd zmm11, zmm14, zmm30, 0x96
@@ -167,6 +186,7 @@ jnz 2b
 .purgem AR8
 .purgem LAST
 .purgem GH2
+.purgem GHP
 "
     };
 }
