@@ -18,7 +18,11 @@
 //! 2. Instructions: throughput (per cycle) of each instruction the engines
 //!    lean on, at each width the CPU has, in asm loops of 11-12 independent
 //!    register chains; latency (cycles) of one dependent chain, including
-//!    one Poly1305 step on 64-bit limbs (the `PB` macro below).
+//!    one Poly1305 step on 64-bit limbs (the `PB` macro below). Two rows
+//!    pair 8 chains of `vaesenc` with 8 of `vpshufb` (zmm), which on Intel
+//!    issue on different ports: both at once, then with the shuffle's
+//!    operand from memory, what full-width loads beside a full pair of
+//!    ports cost (docs/decisions.md, "Loads in the zmm loop").
 //! 3. Engines: one asm loop body per batch of each engine, with the
 //!    batch's instruction mix and dependencies (seal; open has the same
 //!    mix). AES-GCM: 8 registers of counter blocks through all rounds, data
@@ -333,6 +337,8 @@ HY 256
         k_rol_z "vprold zmm" "avx512f" zmm 96.0 t12!(r"vprold zmm\r, zmm\r, 7");
         k_tern_z "vpternlogd zmm" "avx512f" zmm 96.0 t12!(r"vpternlogd zmm\r, zmm12, zmm13, 0x96");
         k_madd_z "vpmadd52luq zmm" "avx512ifma" zmm 96.0 t12!(r"vpmadd52luq zmm\r, zmm12, zmm13");
+        k_pair_z "vaesenc+vpshufb zmm" "vaes,avx512f,avx512bw" zmm 128.0 ".rept 8; .irp r,0,1,2,3,4,5,6,7; vaesenc zmm\\r, zmm\\r, zmm12; .endr; .irp r,16,17,18,19,20,21,22,23; vpshufb zmm\\r, zmm\\r, zmm13; .endr; .endr";
+        k_pair_mz "vaesenc+vpshufb zmm, loads" "vaes,avx512f,avx512bw" zmm 128.0 ".rept 8; .irp r,0,1,2,3,4,5,6,7; vaesenc zmm\\r, zmm\\r, zmm12; .endr; .irp r,16,17,18,19,20,21,22,23; vpshufb zmm\\r, zmm\\r, [rdi+64*(\\r-16)]; .endr; .endr";
         k_aes_lx "lat vaesenc xmm" "aes,avx" ymm 96.0 ".rept 96; vaesenc xmm0, xmm0, xmm1; .endr";
         k_aes_lz "lat vaesenc zmm" "vaes,avx512f" zmm 96.0 ".rept 96; vaesenc zmm0, zmm0, zmm1; .endr";
         k_clmul_lx "lat vpclmulqdq xmm" "pclmulqdq,avx" ymm 96.0 ".rept 96; vpclmulqdq xmm0, xmm0, xmm1, 0x11; .endr";
