@@ -29,7 +29,7 @@ pub(crate) struct Features {
     /// `vaes_clmul512` on a core that issues `vpclmulqdq` on zmm once per
     /// 2 cycles: AMD (SSE4a, which Intel never had), Zen 4 and Zen 5.
     /// With `aes512_dual`, decides the zmm AES-GCM engine's GHASH schedule
-    /// and whether the hybrid's AES-128 opens take its Karatsuba loop
+    /// and the lengths from which the hybrid takes its Karatsuba loop
     /// (docs/decisions.md, "GHASH products (zmm)"), and `rotate_slow` and
     /// `zmm_split`.
     pub clmul512_half_rate: bool,

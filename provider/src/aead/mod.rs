@@ -61,17 +61,18 @@ pub enum Backend {
     /// AES-GCM on VAES + VPCLMULQDQ, 512-bit AVX-512 registers (x86-64),
     /// GHASH products schoolbook (four carry-less multiplies a block).
     /// Listed after the two schedules below, one of which is preferred
-    /// everywhere (`X86Vaes512Hybrid` runs this code below 6 KiB seals and
-    /// 4 KiB opens, and for AES-128 opens on Intel at every length).
+    /// everywhere (`X86Vaes512Hybrid` runs this code for its shorter
+    /// records).
     X86Vaes512,
     /// `X86Vaes512` with GHASH products by Karatsuba (three carry-less
     /// multiplies a block): preferred where `vpclmulqdq` on zmm issues at
     /// a quarter of `vaesenc`'s rate (AMD Zen 5). Listed wherever
     /// `X86Vaes512` is.
     X86Vaes512Karatsuba,
-    /// `X86Vaes512` below 6 KiB seals and 4 KiB opens, `X86Vaes512Karatsuba`'s
-    /// loop from there (AES-128 opens on Intel: `X86Vaes512`'s code at every
-    /// length): preferred where `vpclmulqdq` on zmm issues at half
+    /// `X86Vaes512` for shorter records, `X86Vaes512Karatsuba`'s loop from
+    /// lengths that depend on the CPU (Zen 4: seals from 6 KiB, opens from
+    /// 4 KiB; Intel: seals from 3 KiB, AES-256 from 1.5 KiB, opens from
+    /// 1 KiB): preferred where `vpclmulqdq` on zmm issues at half
     /// `vaesenc`'s rate (AMD Zen 4) or at its rate (Intel). Listed wherever
     /// `X86Vaes512` is.
     X86Vaes512Hybrid,

@@ -199,47 +199,64 @@ fn aesni_sse_build_matches_aws_lc_rs() {
     }
 }
 
-/// The hybrid zmm schedule's opens with and without the Karatsuba loop (a
-/// key takes one of them for its CPU: both run here wherever the zmm
-/// engine runs), against aws-lc-rs's seal, about the loop's 4 KiB
-/// threshold and past 16 KiB; a changed tag fails and zeroes the buffer.
+/// The hybrid zmm schedule's keys with each CPU's loop lengths (Intel's,
+/// Zen 4's, and none: a key takes one of them for its CPU, and all run
+/// here wherever the zmm engine runs), against aws-lc-rs, about each
+/// length and past 16 KiB: the seal's ciphertext and tag, the open, and a
+/// changed tag, which fails and zeroes the buffer.
 #[cfg(target_arch = "x86_64")]
 #[test]
-fn hybrid_opens_with_and_without_the_loop_match_aws_lc_rs() {
+fn hybrid_keys_with_each_cpus_loops_match_aws_lc_rs() {
+    use super::kernel::Loops;
+    use x86_vaes512::hybrid_loops;
     if !Features::get().vaes_clmul512 {
         return;
     }
     let mut byte = bytes(11);
     let lengths = [
-        0, 100, 1350, 2048, 4095, 4096, 4097, 6143, 6144, 8192, 12345, 16384, 16401, 20000,
+        0, 100, 1023, 1024, 1350, 1535, 1536, 2048, 3071, 3072, 3100, 4095, 4096, 4097, 6143, 6144,
+        8192, 12345, 16384, 16401, 20000,
     ];
+    let never = Loops {
+        seal: usize::MAX,
+        open: usize::MAX,
+    };
     for len in lengths {
-        for key_len in [16, 32] {
+        for (key_len, nr) in [(16, 10), (32, 14)] {
             let key: Vec<u8> = (0..key_len).map(|_| byte()).collect();
             let nonce: [u8; 12] = core::array::from_fn(|_| byte());
             let aad: Vec<u8> = (0..len % 70).map(|_| byte()).collect();
             let pt: Vec<u8> = (0..len).map(|_| byte()).collect();
             let (ct, tag) = aws_lc_seal(&key, nonce, &aad, &pt);
-            for looped in [false, true] {
-                let what = format!("len {len}, key {key_len}, loop {looped}");
-                macro_rules! open {
-                    ($nr:literal, $tag:expr, $buf:expr) => {
+            for loops in [hybrid_loops(nr, false), hybrid_loops(nr, true), never] {
+                let what = format!("len {len}, key {key_len}, {loops:?}");
+                macro_rules! key {
+                    ($nr:literal) => {
                         x86_vaes512::hybrid::Key::<$nr>::new(
                             &key,
                             &mut crate::aead::secret::SetupStack::new(),
                         )
                         .unwrap()
-                        .with_open_loop(looped)
-                        .open(&nonce, &aad, $buf, $tag)
+                        .with_loops(loops)
                     };
                 }
-                let open = |tag: &[u8; 16], buf: &mut Vec<u8>| {
+                let seal = |buf: &mut Vec<u8>| {
                     if key_len == 16 {
-                        open!(10, tag, buf)
+                        key!(10).seal(&nonce, &aad, &pt, buf)
                     } else {
-                        open!(14, tag, buf)
+                        key!(14).seal(&nonce, &aad, &pt, buf)
                     }
                 };
+                let open = |tag: &[u8; 16], buf: &mut Vec<u8>| {
+                    if key_len == 16 {
+                        key!(10).open(&nonce, &aad, buf, tag)
+                    } else {
+                        key!(14).open(&nonce, &aad, buf, tag)
+                    }
+                };
+                let mut buf = vec![0u8; len];
+                assert_eq!(seal(&mut buf), tag, "{what}");
+                assert_eq!(buf, ct, "{what}");
                 let mut buf = ct.clone();
                 assert!(open(&tag, &mut buf).is_ok(), "{what}");
                 assert_eq!(buf, pt, "{what}");

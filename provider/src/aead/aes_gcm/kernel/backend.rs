@@ -3,8 +3,8 @@
 //! written once ([`Key`]).
 
 use super::{
-    open_loop, scrub_batches, seal_loop, short, Extra, Lanes, RoundKeys, ALWAYS, BY_LENGTH, LAST,
-    LOOP, NEVER,
+    open_loop, scrub_batches, seal_loop, short, Extra, Lanes, Loops, RoundKeys, ALWAYS, BY_LENGTH,
+    LAST, LOOP, NEVER,
 };
 use crate::aead::secret::{self, Frame, SetupStack};
 use crate::aead::{Direction, OpenError, NONCE_LEN, TAG_LEN};
@@ -32,7 +32,7 @@ pub(crate) unsafe trait Entry<const NR: usize> {
     );
     /// A seal compiled with one batch loop (`HOIST`, `record.rs`'s
     /// `seal_loop`): `ALWAYS` from `Lanes::HOIST_SEAL_FROM` bytes, `LOOP`
-    /// from `Lanes::halves_seal_from`, below both `LAST` where the remainder
+    /// from the key's `Loops::seal`, below both `LAST` where the remainder
     /// is over half a batch and `NEVER` otherwise, each instance a frame of
     /// its own, so that the shorter seals' frame (scrubbed after each
     /// record) holds none of the other paths' spill slots and arrays.
@@ -43,8 +43,8 @@ pub(crate) unsafe trait Entry<const NR: usize> {
         src: &[u8],
         buf: &mut [u8],
     ) -> ([u8; TAG_LEN], usize);
-    /// An open compiled with the lane type's own loop (`LOOP`, from
-    /// `Lanes::halves_open_from(NR)` bytes), without it (`NEVER`), or with it
+    /// An open compiled with the lane type's own loop (`LOOP`, from the
+    /// key's `Loops::open` bytes), without it (`NEVER`), or with it
     /// chosen by length (`BY_LENGTH`, one instance for every open where
     /// the lane type does not set `Lanes::SPLIT_OPEN`).
     unsafe fn open<const HOIST: u8>(
@@ -87,9 +87,9 @@ macro_rules! placed {
 
 /// An AES-GCM key on backend `E`; `NR` is the number of AES rounds (10 for
 /// 16-byte keys, 14 for 32-byte keys). Exists only where `E` was detected.
-/// The flag: whether its opens take the `LOOP` instance from
-/// `Lanes::halves_open_from` on this CPU (`Lanes::opens_loop_here`).
-pub(crate) struct Key<E: Entry<NR>, const NR: usize>(Box<E::Data>, bool);
+/// The second field: from how many bytes its seals and opens take the
+/// `LOOP` instance on this CPU (`Lanes::loops_here`).
+pub(crate) struct Key<E: Entry<NR>, const NR: usize>(Box<E::Data>, Loops);
 
 impl<E: Entry<NR>, const NR: usize> Key<E, NR> {
     /// `None` unless this CPU has the backend's features.
@@ -108,16 +108,16 @@ impl<E: Entry<NR>, const NR: usize> Key<E, NR> {
             E::expand(&mut data, key, stack);
             Some(Self(
                 data.assume_init(),
-                <E::Lanes as Lanes>::opens_loop_here(NR),
+                <E::Lanes as Lanes>::loops_here(NR),
             ))
         }
     }
 
-    /// This key with its opens' `LOOP` instance on or off: the tests run
-    /// both on every CPU.
+    /// This key with another CPU's `LOOP` lengths: the tests run each
+    /// CPU's on every CPU.
     #[cfg(all(test, target_arch = "x86_64"))]
-    pub(crate) fn with_open_loop(mut self, looped: bool) -> Self {
-        self.1 = looped;
+    pub(crate) fn with_loops(mut self, loops: Loops) -> Self {
+        self.1 = loops;
         self
     }
 
@@ -167,7 +167,7 @@ impl<E: Entry<NR>, const NR: usize> Key<E, NR> {
         let mut frame = Frame::enter();
         // SAFETY: a `Key` exists only where `new` detected the features.
         let (tag, bottom) = unsafe {
-            match seal_loop::<E::Lanes, NR>(buf.len()) {
+            match seal_loop::<E::Lanes, NR>(buf.len(), self.1.seal) {
                 ALWAYS => E::seal::<ALWAYS>(&self.0, nonce, aad, src, buf),
                 LOOP => E::seal::<LOOP>(&self.0, nonce, aad, src, buf),
                 LAST => E::seal::<LAST>(&self.0, nonce, aad, src, buf),
@@ -208,7 +208,7 @@ impl<E: Entry<NR>, const NR: usize> Key<E, NR> {
         let mut frame = Frame::enter();
         // SAFETY: as for `seal`.
         let (ok, bottom) = unsafe {
-            match open_loop::<E::Lanes, NR>(buf.len(), self.1) {
+            match open_loop::<E::Lanes, NR>(buf.len(), self.1.open) {
                 LOOP => E::open::<LOOP>(&self.0, nonce, aad, buf, tag),
                 NEVER => E::open::<NEVER>(&self.0, nonce, aad, buf, tag),
                 _ => E::open::<BY_LENGTH>(&self.0, nonce, aad, buf, tag),
@@ -259,7 +259,7 @@ impl<E: Entry<NR>, const NR: usize> Key<E, NR> {
         let mut frame = Frame::enter();
         // SAFETY: as for `seal`.
         let (out, bottom) = unsafe {
-            match seal_loop::<E::Lanes, NR>(buf.len()) {
+            match seal_loop::<E::Lanes, NR>(buf.len(), self.1.seal) {
                 ALWAYS => E::seal_with_block::<ALWAYS>(&self.0, nonce, aad, buf, extra),
                 LOOP => E::seal_with_block::<LOOP>(&self.0, nonce, aad, buf, extra),
                 LAST => E::seal_with_block::<LAST>(&self.0, nonce, aad, buf, extra),

@@ -58,12 +58,13 @@ pub(crate) unsafe trait Lanes: Copy {
     /// (docs/decisions.md, "GHASH products (zmm)").
     const KARATSUBA: bool = true;
     /// Seals of at least this many bytes (and fewer than
-    /// `HOIST_SEAL_FROM`), with keys of `nr` rounds, make the Karatsuba
+    /// `HOIST_SEAL_FROM`), with keys of `nr` rounds, may make the Karatsuba
     /// halves of a batch's powers once per record, on the stack, and run
     /// their full batches after the first in [`Lanes::batches`], in an
-    /// entry-point instance of their own (`record.rs`, `LOOP`);
-    /// `usize::MAX`: never (each use then makes its own halves, a shuffle
-    /// and an XOR per register).
+    /// entry-point instance of their own (`record.rs`, `LOOP`): the least
+    /// of [`Lanes::loops_here`]'s seal lengths on any CPU; `usize::MAX`:
+    /// never (each use then makes its own halves, a shuffle and an XOR per
+    /// register).
     #[inline(always)]
     fn halves_seal_from(nr: usize) -> usize {
         let _ = nr;
@@ -76,20 +77,24 @@ pub(crate) unsafe trait Lanes: Copy {
         let _ = nr;
         usize::MAX
     }
-    /// Opens from `halves_open_from(nr)` bytes run an entry-point instance of
-    /// their own (`record.rs`, `LOOP`), the shorter ones one without the
-    /// loop: the zmm engine's short opens ran 3–8 % slower in the loop's
-    /// frame. Otherwise one instance runs every open (the ymm and xmm
-    /// engines' opens at 768 B–1 KiB measured 1–2 % slower split).
+    /// Opens from a key's open length in [`Lanes::loops_here`] run an
+    /// entry-point instance of their own (`record.rs`, `LOOP`), the shorter
+    /// ones one without the loop: the zmm engine's short opens ran 3–8 %
+    /// slower in the loop's frame. Otherwise one instance runs every open,
+    /// the loop from `halves_open_from` (the ymm and xmm engines' opens at
+    /// 768 B–1 KiB measured 1–2 % slower split).
     const SPLIT_OPEN: bool = false;
-    /// Whether a key of `nr` rounds made on this CPU runs its opens from
-    /// `halves_open_from` in the `LOOP` instance, where `SPLIT_OPEN` splits
-    /// them (otherwise every open takes the one without the loop): asked
-    /// once, at key setup (`Key`'s flag).
+    /// From how many bytes a key of `nr` rounds made on this CPU runs its
+    /// seals, and (where `SPLIT_OPEN` splits them) its opens, in the `LOOP`
+    /// instance: asked once, at key setup (`Key`'s field). At least
+    /// `halves_seal_from` and `halves_open_from`, which it is unless the
+    /// best lengths depend on the CPU.
     #[inline(always)]
-    fn opens_loop_here(nr: usize) -> bool {
-        let _ = nr;
-        true
+    fn loops_here(nr: usize) -> Loops {
+        Loops {
+            seal: Self::halves_seal_from(nr),
+            open: Self::halves_open_from(nr),
+        }
     }
     /// Seals below `halves_seal_from` whose remainder after whole batches
     /// is over half a batch seal all of it in one full-width pass, in an
@@ -170,6 +175,14 @@ pub(crate) unsafe trait Lanes: Copy {
         let _ = (keys, ctr, acc, input, output, n);
         false
     }
+}
+
+/// Where a key's records take the `LOOP` instance: seals and opens of at
+/// least this many bytes (`usize::MAX`: never). See [`Lanes::loops_here`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Loops {
+    pub(crate) seal: usize,
+    pub(crate) open: usize,
 }
 
 /// The key material [`Lanes::batches`] reads, as raw pointers.

@@ -78,7 +78,7 @@ pub(super) use backend::{backend, Key};
 pub(super) use key::KeyData;
 #[cfg(target_arch = "x86_64")]
 pub(super) use lanes::BatchKeys;
-pub(super) use lanes::Lanes;
+pub(super) use lanes::{Lanes, Loops};
 #[cfg(test)]
 pub(super) use record::seal_with_j0;
 pub(super) use record::{open, seal, seal_with_block, Extra};

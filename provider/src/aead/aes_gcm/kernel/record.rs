@@ -359,13 +359,14 @@ pub(crate) const LOOP: u8 = 3;
 /// (docs/decisions.md, "The record's tail").
 pub(crate) const LAST: u8 = 4;
 
-/// Which of the four a seal of `n` bytes runs on lane type `V`: the
-/// `HOIST` instance [`Key::seal`](super::Key) calls.
+/// Which of the four a seal of `n` bytes runs on lane type `V`, on a key
+/// whose seals take the `LOOP` instance from `loop_from` bytes
+/// (`Loops::seal`): the `HOIST` instance [`Key::seal`](super::Key) calls.
 #[inline(always)]
-pub(crate) fn seal_loop<V: Lanes, const NR: usize>(n: usize) -> u8 {
+pub(crate) fn seal_loop<V: Lanes, const NR: usize>(n: usize, loop_from: usize) -> u8 {
     if n >= V::HOIST_SEAL_FROM {
         ALWAYS
-    } else if n >= V::halves_seal_from(NR) {
+    } else if n >= loop_from {
         LOOP
     } else if V::FUSE_LAST && n % (V::BATCH * 16) > V::BATCH * 8 {
         LAST
@@ -376,14 +377,13 @@ pub(crate) fn seal_loop<V: Lanes, const NR: usize>(n: usize) -> u8 {
 
 /// Which open instance [`Key::open`](super::Key) calls for `n` bytes on
 /// lane type `V`: one for every open (`BY_LENGTH`), or, where the lane
-/// type splits them (`Lanes::SPLIT_OPEN`), `LOOP` from
-/// `Lanes::halves_open_from(NR)` on a key whose CPU runs it (`looped`:
-/// `Lanes::opens_loop_here`) and `NEVER` otherwise.
+/// type splits them (`Lanes::SPLIT_OPEN`), `LOOP` from `loop_from` bytes
+/// (the key's `Loops::open`) and `NEVER` below.
 #[inline(always)]
-pub(crate) fn open_loop<V: Lanes, const NR: usize>(n: usize, looped: bool) -> u8 {
+pub(crate) fn open_loop<V: Lanes, const NR: usize>(n: usize, loop_from: usize) -> u8 {
     if !V::SPLIT_OPEN {
         BY_LENGTH
-    } else if looped && n >= V::halves_open_from(NR) {
+    } else if n >= loop_from {
         LOOP
     } else {
         NEVER
@@ -391,11 +391,12 @@ pub(crate) fn open_loop<V: Lanes, const NR: usize>(n: usize, looped: bool) -> u8
 }
 
 /// The loop a seal of `n` bytes compiled with `HOIST` runs: `HOIST`
-/// itself, or [`seal_loop`]'s choice where it is `BY_LENGTH`.
+/// itself, or, where it is `BY_LENGTH` (tests only), [`seal_loop`]'s
+/// choice from `halves_seal_from`.
 #[inline(always)]
 fn runs<V: Lanes, const NR: usize, const HOIST: u8>(n: usize) -> u8 {
     if HOIST == BY_LENGTH {
-        seal_loop::<V, NR>(n)
+        seal_loop::<V, NR>(n, V::halves_seal_from(NR))
     } else {
         HOIST
     }
@@ -517,7 +518,8 @@ pub(crate) unsafe fn seal_with_j0<V: Lanes, const NR: usize, const P: usize, con
 /// Open with lane type `V` and `NR` AES rounds; zeroes `buf` on failure.
 /// `HOIST` is `NEVER` for the instance without the lane type's own loop
 /// ([`Lanes::batches`]), `LOOP` or `BY_LENGTH` for one whose opens from
-/// `Lanes::halves_open_from(NR)` run it (`Lanes::SPLIT_OPEN`).
+/// `Lanes::halves_open_from(NR)` run it (the key chooses `LOOP` from its
+/// `Loops::open` where `Lanes::SPLIT_OPEN` splits them).
 ///
 /// # Safety
 /// The CPU has the block features and `V`'s features (the module's

@@ -7,16 +7,16 @@
 //! Three builds, three backends: `X86Vaes512` multiplies GHASH schoolbook
 //! (four `vpclmulqdq` a register), `X86Vaes512Karatsuba` by Karatsuba
 //! (three, with the powers' halves made once per record) in the assembly
-//! loop, and `X86Vaes512Hybrid` schoolbook below 6 KiB seals and 4 KiB
-//! opens, the Karatsuba loop from there (but for AES-128 opens on Intel,
-//! schoolbook at every length). Which is fastest depends on the
+//! loop, and `X86Vaes512Hybrid` schoolbook below the lengths where the
+//! Karatsuba loop is faster on the CPU, the loop from there
+//! ([`hybrid_loops`]). Which is fastest depends on the
 //! core's `vpclmulqdq` and `vaesenc` rates; key setup prefers one by the
 //! CPU (docs/decisions.md, "GHASH products (zmm)").
 #![allow(unsafe_code)]
 
 use core::arch::x86_64::*;
 
-use super::kernel::{BatchKeys, Lanes};
+use super::kernel::{BatchKeys, Lanes, Loops};
 use crate::aead::Direction;
 
 mod stitched;
@@ -56,6 +56,32 @@ const SCHOOLBOOK: u8 = 0;
 const KARATSUBA: u8 = 1;
 const HYBRID: u8 = 2;
 
+/// Where the hybrid schedule's keys of `nr` rounds take the Karatsuba loop,
+/// on a core whose `vpclmulqdq` zmm issues at half `vaesenc`'s rate
+/// (`half_rate`: AMD Zen 4 and 5) or at its rate (Intel). On Intel,
+/// `vaesenc` and `vpclmulqdq` zmm issue on one port each and the loop,
+/// which loads each vector once, opens faster from 1 KiB and seals
+/// AES-256 from 1.5 KiB and AES-128 from 3 KiB; on Zen 4 the schoolbook
+/// kernel is faster below 6 KiB seals and 4 KiB opens
+/// (docs/decisions.md, "GHASH products (zmm)").
+#[inline(always)]
+pub(crate) fn hybrid_loops(nr: usize, half_rate: bool) -> Loops {
+    match (half_rate, nr) {
+        (true, _) => Loops {
+            seal: 6144,
+            open: 4096,
+        },
+        (false, 10) => Loops {
+            seal: 3072,
+            open: 1024,
+        },
+        (false, _) => Loops {
+            seal: 1536,
+            open: 1024,
+        },
+    }
+}
+
 /// Four blocks per zmm register (lane 0 is the earliest block), GHASH
 /// products by schedule `S` (`SCHOOLBOOK`, `KARATSUBA` or `HYBRID`).
 #[derive(Clone, Copy)]
@@ -79,32 +105,34 @@ unsafe impl<const S: u8> Lanes for Zmm<S> {
     const KARATSUBA: bool = S == KARATSUBA;
     // The assembly loop hashes with halves made per record: from the first
     // record it runs on (docs/decisions.md, "The zmm batch loop"); the
-    // hybrid schedule from where it beat the schoolbook kernel on Zen 4
-    // ("GHASH products (zmm)").
+    // hybrid schedule from where it beats the schoolbook kernel, which
+    // depends on the CPU (`hybrid_loops`): these are the least lengths.
     #[inline(always)]
-    fn halves_seal_from(_: usize) -> usize {
+    fn halves_seal_from(nr: usize) -> usize {
         match S {
             KARATSUBA => 1024,
-            HYBRID => 6144,
+            HYBRID => hybrid_loops(nr, false).seal,
             _ => usize::MAX,
         }
     }
     #[inline(always)]
-    fn halves_open_from(_: usize) -> usize {
+    fn halves_open_from(nr: usize) -> usize {
         match S {
             KARATSUBA => 512,
-            HYBRID => 4096,
+            HYBRID => hybrid_loops(nr, false).open,
             _ => usize::MAX,
         }
     }
     const SPLIT_OPEN: bool = S != SCHOOLBOOK;
-    // The hybrid's opens take the Karatsuba loop where `vpclmulqdq` zmm
-    // issues at half `vaesenc`'s rate (Zen 4), and for AES-256; on Intel,
-    // at its rate, the schoolbook kernel opens AES-128 faster at every
-    // length ("GHASH products (zmm)").
     #[inline(always)]
-    fn opens_loop_here(nr: usize) -> bool {
-        S != HYBRID || nr == 14 || crate::cpu::Features::get().clmul512_half_rate
+    fn loops_here(nr: usize) -> Loops {
+        match S {
+            HYBRID => hybrid_loops(nr, crate::cpu::Features::get().clmul512_half_rate),
+            _ => Loops {
+                seal: Self::halves_seal_from(nr),
+                open: Self::halves_open_from(nr),
+            },
+        }
     }
     #[inline(always)]
     unsafe fn loadu(p: *const u8) -> Self {
