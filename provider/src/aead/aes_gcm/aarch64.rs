@@ -59,6 +59,13 @@ pub(crate) fn from_u128(v: u128) -> Block {
     }
 }
 
+/// The bits set in both `a` and `b`.
+#[inline(always)]
+pub(crate) fn and(a: Block, b: Block) -> Block {
+    // SAFETY: register-only NEON intrinsic (baseline).
+    unsafe { vandq_u8(a, b) }
+}
+
 /// The block as a little-endian number ([`from_u128`]'s inverse).
 #[inline(always)]
 pub(crate) fn to_u128(x: Block) -> u128 {

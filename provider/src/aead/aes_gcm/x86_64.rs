@@ -41,6 +41,13 @@ pub(crate) fn from_u128(v: u128) -> Block {
     unsafe { _mm_set_epi64x((v >> 64) as i64, v as i64) }
 }
 
+/// The bits set in both `a` and `b`.
+#[inline(always)]
+pub(crate) fn and(a: Block, b: Block) -> Block {
+    // SAFETY: register-only SSE2 intrinsic; SSE2 is baseline.
+    unsafe { _mm_and_si128(a, b) }
+}
+
 /// The block as a little-endian number ([`from_u128`]'s inverse).
 #[inline(always)]
 pub(crate) fn to_u128(x: Block) -> u128 {

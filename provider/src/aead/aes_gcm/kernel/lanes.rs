@@ -104,6 +104,35 @@ pub(crate) unsafe trait Lanes: Copy {
     /// for 17–31 blocks); aarch64 is unmeasured (docs/decisions.md, "The
     /// record's tail").
     const FUSE_LAST: bool = false;
+    /// Whether the lane type loads, stores and keeps register bytes under a
+    /// byte mask ([`Lanes::load_masked`] and the two after it; AVX-512BW):
+    /// the record's tail then runs as one masked pass (`partial.rs`,
+    /// `masked_tail`) instead of whole registers and single blocks
+    /// (docs/decisions.md, "The record's tail").
+    const MASKED: bool = false;
+    /// The bytes of a register at `p` that `mask` selects (bit `i`, byte
+    /// `i`), zero elsewhere; only the selected bytes are read (they must be
+    /// valid for reads; `p` itself may lie where the others are not).
+    /// Only where `MASKED`.
+    #[inline(always)]
+    unsafe fn load_masked(p: *const u8, mask: u64) -> Self {
+        let _ = (p, mask);
+        unreachable!("masked loads only where Lanes::MASKED")
+    }
+    /// Writes the bytes `mask` selects to `p` (they must be valid for
+    /// writes), nothing else. Only where `MASKED`.
+    #[inline(always)]
+    unsafe fn store_masked(self, p: *mut u8, mask: u64) {
+        let _ = (p, mask);
+        unreachable!("masked stores only where Lanes::MASKED")
+    }
+    /// `self` with the bytes `mask` does not select zeroed. Only where
+    /// `MASKED`.
+    #[inline(always)]
+    unsafe fn keep_masked(self, mask: u64) -> Self {
+        let _ = mask;
+        unreachable!("masked moves only where Lanes::MASKED")
+    }
     unsafe fn loadu(p: *const u8) -> Self;
     unsafe fn storeu(self, p: *mut u8);
     /// The 16 bytes at `p` in every lane.

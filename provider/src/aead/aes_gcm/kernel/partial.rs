@@ -1,8 +1,11 @@
 //! Partial blocks and tails: loads and stores of under 16 bytes through
-//! general registers, and the keystream XOR of a record's last blocks.
+//! general registers, the keystream XOR of a record's last blocks, and the
+//! masked tail of the lane types that have byte masks.
 
 use super::super::arch::{self, Block};
 
+use super::ghash::Acc;
+use super::key::KeyData;
 use super::lanes::Lanes;
 use super::Direction;
 
@@ -94,15 +97,159 @@ pub(super) unsafe fn crypt_tail(
             let input = load_partial(chunk);
             let output = input.xor(k);
             store_partial(output, chunk);
-            // Hash the ciphertext: the output when sealing, the input when opening.
-            let ct = if dir == Direction::Seal {
-                load_partial(chunk)
-            } else {
-                input
+            // Hash the ciphertext: the output when sealing (from the
+            // register, its keystream bytes past a partial block masked
+            // off; reloaded, the hash waited on the piecewise stores), the
+            // input when opening.
+            let ct = match dir {
+                Direction::Seal if chunk.len() < 16 => {
+                    arch::and(output, arch::from_u128((1u128 << (8 * chunk.len())) - 1))
+                }
+                Direction::Seal => output,
+                Direction::Open => input,
             };
             ghash_in[m] = ct.bswap();
             m += 1;
         }
         m
+    }
+}
+
+/// A record's tail of `len` bytes at `p` (1 to `R * V::BLOCKS * 16`, the
+/// last register partly filled), from counter `ctr`, encrypted or
+/// decrypted in place in one AES pass of `R` registers, then hashed from
+/// the registers with `acc` and `lengths` in one reduction; `extra`, if
+/// any, is one more block encrypted in the same rounds under its own round
+/// keys. Where `Lanes::MASKED`: the whole registers and single blocks of
+/// `wide_tail` took two AES passes, the blocks through the stack, and a
+/// partial block through general registers (docs/decisions.md, "The
+/// record's tail").
+///
+/// The last register is right-aligned: its `b` blocks with data sit in
+/// its top lanes, its counters and its 64-byte window start `4 - b` blocks
+/// earlier, and only the data's bytes are loaded, stored and hashed (the
+/// lanes below hold keystream of earlier blocks, never stored). Its lane
+/// `i` then takes H^(5 - i), the power its block needs before the lengths
+/// block (H^1), whatever `b`: one power load for every length.
+///
+/// # Safety
+/// The CPU has the module's and `V`'s features and `V::MASKED`; `p` is
+/// valid for reads and writes of `len` bytes; `R * V::BLOCKS + 1 <= P`.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)] // always inlined; each is the tail's
+pub(super) unsafe fn masked_tail<
+    V: Lanes,
+    const NR: usize,
+    const P: usize,
+    const X: usize,
+    const R: usize,
+>(
+    key: &KeyData<V, NR, P, X>,
+    ctr: Block,
+    p: *mut u8,
+    len: usize,
+    dir: Direction,
+    acc: Block,
+    lengths: Block,
+    mut extra: Option<(&[[u8; 16]; 15], &mut Block)>,
+) -> Block {
+    // SAFETY: the CPU has the module's and `V`'s features with byte masks (this fn's
+    // contract). Registers `j < R - 1` are whole, at `p + 64j`, within `len`; the last
+    // register's window starts `16 * (4 - b)` bytes before its data (computed with
+    // `wrapping_sub`: before the buffer when the tail is the whole record, which the window
+    // may then reach into without touching), and its mask selects exactly the data's bytes,
+    // `[p + 64(R-1), p + len)`, the only ones its masked load and store access. Round keys
+    // are whole entries of `key.rk`; `power` asserts its exponents.
+    unsafe {
+        const { assert!(R >= 1) };
+        let reg = V::BLOCKS * 16;
+        debug_assert!(
+            V::MASKED && V::BLOCKS == 4,
+            "64-byte registers with byte masks"
+        );
+        debug_assert!(len > (R - 1) * reg && len <= R * reg, "R registers of tail");
+        let last_len = len - (R - 1) * reg;
+        let b = last_len.div_ceil(16);
+        let shift = V::BLOCKS - b;
+        let blocks = (R - 1) * V::BLOCKS + b;
+        let data_mask = if last_len == 64 {
+            u64::MAX
+        } else {
+            (1u64 << last_len) - 1
+        };
+        let mask = data_mask << (16 * shift);
+        let window = p.add((R - 1) * reg).wrapping_sub(16 * shift);
+        let counters = V::counters(ctr);
+        let k0 = V::broadcast(key.rk[0].as_ptr());
+        let mut x = [V::zero(); R];
+        for (j, xj) in x.iter_mut().enumerate() {
+            let first = if j + 1 < R {
+                (j * V::BLOCKS) as i32
+            } else {
+                (j * V::BLOCKS) as i32 - shift as i32
+            };
+            *xj = counters.add_ctr(first).bswap().xor(k0);
+        }
+        if let Some((rk2, y)) = extra.as_mut() {
+            **y = y.xor(arch::load(&rk2[0]));
+        }
+        each_round!(V::UNROLL_ROUNDS, NR, |r| {
+            // One round key at a time, each register fenced after each round
+            // (as `wide_tail`: docs/decisions.md, "AES passes round by round").
+            let k = V::broadcast(core::hint::black_box(&key.rk)[r].as_ptr());
+            for xj in x.iter_mut() {
+                *xj = xj.aesenc(k).fence();
+            }
+            if let Some((rk2, y)) = extra.as_mut() {
+                **y = y.aesenc(arch::load(&rk2[r]));
+            }
+        });
+        let klast = V::broadcast(key.rk[NR].as_ptr());
+        if let Some((rk2, y)) = extra {
+            *y = y.aesenclast(arch::load(&rk2[NR]));
+        }
+        let mut wide = Acc::<V>::new();
+        for (j, xj) in x.iter().enumerate() {
+            let (ct, k) = if j + 1 < R {
+                let at = p.add(j * reg);
+                let input = V::loadu(at);
+                let output = xj.aesenclast(klast.xor(input));
+                output.storeu(at);
+                let ct = if dir == Direction::Seal {
+                    output
+                } else {
+                    input
+                };
+                (ct, blocks + 1 - j * V::BLOCKS)
+            } else {
+                let input = V::load_masked(window, mask);
+                let output = xj.aesenclast(klast.xor(input));
+                output.store_masked(window, mask);
+                // The keystream past the data, and the earlier blocks' below
+                // it, never reach the hash.
+                let ct = if dir == Direction::Seal {
+                    output.keep_masked(mask)
+                } else {
+                    input
+                };
+                (ct, V::BLOCKS + 1)
+            };
+            let mut d = ct.bswap();
+            if j == 0 && R > 1 {
+                d = d.xor(V::from_first(acc));
+            }
+            let (h, hx) = key.power::<V>(k);
+            wide.mul_add(d, h, hx);
+        }
+        let mut narrow = Acc::<Block>::new();
+        if R == 1 {
+            // The running value's block would be a lane of the right-aligned
+            // register: it takes its power alone.
+            let (h, hx) = key.power::<Block>(blocks + 1);
+            narrow.mul_add(acc, h, hx);
+        }
+        let (h, hx) = key.power::<Block>(1);
+        narrow.mul_add(lengths, h, hx);
+        wide.finish_with(narrow)
     }
 }

@@ -10,7 +10,7 @@ use super::ctr::{encrypt_block, j0, keystream, keystream_plus};
 use super::ghash::{ghash_blocks, ghash_bytes, lengths_block, Acc};
 use super::key::{take_and_wipe, wipe, KeyData};
 use super::lanes::Lanes;
-use super::partial::{crypt_tail, load_partial};
+use super::partial::{crypt_tail, load_partial, masked_tail};
 use super::{short, Direction, MAX_REGS};
 use crate::aead::{ct_eq, NONCE_LEN, TAG_LEN};
 
@@ -39,8 +39,10 @@ pub(super) unsafe fn crypt<
     // `tail_start`, so no batch straddles it); the extra block is loaded at `e.at` only when
     // `e.at <= tail_start - 16` (no overflow), or, in the fused pass, `e.at + 16 <= main_end`;
     // the fused pass copies `rem = n - main_end < V::BATCH * 16` bytes between `buf[main_end..]`
-    // and `last`, `MAX_REGS >= V::REGS` registers, which `seal_batches` seals whole; every other
-    // load or store is on a whole local array or goes through `load_partial`/`store_partial`.
+    // and `last`, `MAX_REGS >= V::REGS` registers, which `seal_batches` seals whole; the
+    // masked tail gets `buf[tail_start..]`, `rem` bytes in at most 4 registers (the tail is
+    // under half a batch of 8); every other load or store is on a whole local array or goes
+    // through `load_partial`/`store_partial`.
     unsafe {
         assert!(src.len() <= buf.len(), "prefix longer than the buffer");
         assert!((buf.len() as u64) <= (1 << 36) - 32, "GCM message too long");
@@ -194,44 +196,76 @@ pub(super) unsafe fn crypt<
                 Direction::Open => open_with!(false, false),
             };
             acc = acc_main;
-            // The tail's whole registers on the lane type (wide lanes: at
-            // most 3, the tail being under half a batch), the rest one block
-            // per register.
-            let wide = if V::BLOCKS > 1 {
-                (n - tail_start) / (V::BLOCKS * 16)
-            } else {
-                0
-            };
-            let wide_ctr = ctr;
-            let ctr = ctr.add_ctr((wide * V::BLOCKS) as i32);
-            let rest_start = tail_start + wide * V::BLOCKS * 16;
-            let tail_blocks = (n - rest_start).div_ceil(16);
-            let key = core::hint::black_box(key);
-            match extra {
-                // The extra block's input is ciphertext the batches already
-                // wrote: it rides in the tail's AES pass.
-                Some(e)
-                    if EXTRA && tail_blocks > 0 && tail_start >= 16 && e.at <= tail_start - 16 =>
-                {
-                    let mut y = Block::loadu(buf.as_ptr().add(e.at));
-                    keystream_plus(key, ctr, tail_blocks, &mut ks, e.rk, &mut y);
+            let rem = n - tail_start;
+            if V::MASKED && rem > 0 {
+                // The tail in one masked pass (`masked_tail`): at most 4
+                // registers, the tail being under half a batch of 8. The
+                // extra block rides in it, as below.
+                let mut y = arch::zero();
+                let ride = match extra {
+                    Some(e) if EXTRA && tail_start >= 16 && e.at <= tail_start - 16 => {
+                        y = Block::loadu(buf.as_ptr().add(e.at));
+                        Some(e.rk)
+                    }
+                    _ => None,
+                };
+                let ex = ride.map(|rk| (rk, &mut y));
+                let p = buf.as_mut_ptr().add(tail_start);
+                let lengths = lengths_block(aad.len(), n);
+                let acc = match rem.div_ceil(V::BLOCKS * 16) {
+                    1 => masked_tail::<V, NR, P, X, 1>(key, ctr, p, rem, dir, acc, lengths, ex),
+                    2 => masked_tail::<V, NR, P, X, 2>(key, ctr, p, rem, dir, acc, lengths, ex),
+                    3 => masked_tail::<V, NR, P, X, 3>(key, ctr, p, rem, dir, acc, lengths, ex),
+                    _ => masked_tail::<V, NR, P, X, 4>(key, ctr, p, rem, dir, acc, lengths, ex),
+                };
+                if ride.is_some() {
                     y.storeu(extra_out.as_mut_ptr());
                     extra_done = true;
                 }
-                _ => keystream(key, ctr, tail_blocks, &mut ks),
+                (acc, take_and_wipe(&mut ks, 16))
+            } else {
+                // The tail's whole registers on the lane type (wide lanes: at
+                // most 3, the tail being under half a batch), the rest one block
+                // per register.
+                let wide = if V::BLOCKS > 1 {
+                    (n - tail_start) / (V::BLOCKS * 16)
+                } else {
+                    0
+                };
+                let wide_ctr = ctr;
+                let ctr = ctr.add_ctr((wide * V::BLOCKS) as i32);
+                let rest_start = tail_start + wide * V::BLOCKS * 16;
+                let tail_blocks = (n - rest_start).div_ceil(16);
+                let key = core::hint::black_box(key);
+                match extra {
+                    // The extra block's input is ciphertext the batches already
+                    // wrote: it rides in the tail's AES pass.
+                    Some(e)
+                        if EXTRA
+                            && tail_blocks > 0
+                            && tail_start >= 16
+                            && e.at <= tail_start - 16 =>
+                    {
+                        let mut y = Block::loadu(buf.as_ptr().add(e.at));
+                        keystream_plus(key, ctr, tail_blocks, &mut ks, e.rk, &mut y);
+                        y.storeu(extra_out.as_mut_ptr());
+                        extra_done = true;
+                    }
+                    _ => keystream(key, ctr, tail_blocks, &mut ks),
+                }
+                let tail = &mut buf[rest_start..];
+                let m = crypt_tail(&ks, tail, dir, &mut ghash_in);
+                ghash_in[m] = lengths_block(aad.len(), n);
+                let rest = &ghash_in[..=m];
+                let p = buf.as_mut_ptr().add(tail_start);
+                let acc = match wide {
+                    0 => ghash_blocks(key, acc, rest),
+                    1 => wide_tail::<V, NR, P, X, 1>(key, wide_ctr, p, dir, acc, rest),
+                    2 => wide_tail::<V, NR, P, X, 2>(key, wide_ctr, p, dir, acc, rest),
+                    _ => wide_tail::<V, NR, P, X, 3>(key, wide_ctr, p, dir, acc, rest),
+                };
+                (acc, take_and_wipe(&mut ks, 16))
             }
-            let tail = &mut buf[rest_start..];
-            let m = crypt_tail(&ks, tail, dir, &mut ghash_in);
-            ghash_in[m] = lengths_block(aad.len(), n);
-            let rest = &ghash_in[..=m];
-            let p = buf.as_mut_ptr().add(tail_start);
-            let acc = match wide {
-                0 => ghash_blocks(key, acc, rest),
-                1 => wide_tail::<V, NR, P, X, 1>(key, wide_ctr, p, dir, acc, rest),
-                2 => wide_tail::<V, NR, P, X, 2>(key, wide_ctr, p, dir, acc, rest),
-                _ => wide_tail::<V, NR, P, X, 3>(key, wide_ctr, p, dir, acc, rest),
-            };
-            (acc, take_and_wipe(&mut ks, 16))
         };
         let mut tag = [0u8; TAG_LEN];
         acc.bswap().xor(ek0).storeu(tag.as_mut_ptr());

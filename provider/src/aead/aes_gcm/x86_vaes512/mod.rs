@@ -134,6 +134,25 @@ unsafe impl<const S: u8> Lanes for Zmm<S> {
             },
         }
     }
+    const MASKED: bool = true;
+    #[inline(always)]
+    unsafe fn load_masked(p: *const u8, mask: u64) -> Self {
+        // SAFETY: the CPU has AVX-512BW (`Lanes` contract); the masked load reads only the
+        // bytes `mask` selects, which the caller guarantees readable, and suppresses faults on
+        // the others.
+        unsafe { Self(_mm512_maskz_loadu_epi8(mask, p.cast())) }
+    }
+    #[inline(always)]
+    unsafe fn store_masked(self, p: *mut u8, mask: u64) {
+        // SAFETY: the CPU has AVX-512BW (`Lanes` contract); the masked store writes only the
+        // bytes `mask` selects, which the caller guarantees writable.
+        unsafe { _mm512_mask_storeu_epi8(p.cast(), mask, self.0) }
+    }
+    #[inline(always)]
+    unsafe fn keep_masked(self, mask: u64) -> Self {
+        // SAFETY: register-only intrinsic; the CPU has AVX-512BW (`Lanes` contract).
+        unsafe { Self(_mm512_maskz_mov_epi8(mask, self.0)) }
+    }
     #[inline(always)]
     unsafe fn loadu(p: *const u8) -> Self {
         // SAFETY: the CPU has AVX-512F/BW/VL, VAES and VPCLMULQDQ and `p` is valid for reads of
