@@ -40,8 +40,8 @@ pub(super) unsafe fn crypt<
     // `e.at <= tail_start - 16` (no overflow), or, in the fused pass, `e.at + 16 <= main_end`;
     // the fused pass copies `rem = n - main_end < V::BATCH * 16` bytes between `buf[main_end..]`
     // and `last`, `MAX_REGS >= V::REGS` registers, which `seal_batches` seals whole; the
-    // masked tail gets `buf[tail_start..]`, `rem` bytes in at most 4 registers (the tail is
-    // under half a batch of 8); every other load or store is on a whole local array or goes
+    // masked tail gets `buf[tail_start..]`, `rem` bytes in at most 8 registers (31 blocks,
+    // `masked_all`, or under half a batch); every other load or store is on a whole local array or goes
     // through `load_partial`/`store_partial`.
     unsafe {
         assert!(src.len() <= buf.len(), "prefix longer than the buffer");
@@ -61,7 +61,14 @@ pub(super) unsafe fn crypt<
             && runs::<V, NR, HOIST>(n) == LAST
             && n - main_end > batch_bytes / 2
             && (!EXTRA || extra.is_none_or(|e| e.at + 16 <= main_end));
-        let half = !fuse && n - main_end >= batch_bytes / 2;
+        // Where the lane type has byte masks, a record of under one batch
+        // (up to 31 blocks: with the lengths block its hash's powers reach
+        // H^32) runs as one masked pass (`masked_tail`), no half batch.
+        // After whole batches the half batch stays: stitched with the hash
+        // of the batch before it, it measured faster than that hash alone
+        // and one pass for the rest (docs/decisions.md, "The record's tail").
+        let masked_all = V::MASKED && HOIST != LOOP && main_end == 0 && n <= batch_bytes - 16;
+        let half = !fuse && !masked_all && n - main_end >= batch_bytes / 2;
         let tail_start = main_end + if half { batch_bytes / 2 } else { 0 };
         let (acc, ek0) = if short(n, aad.len()) {
             // Short record: E(J0) and every keystream block in one AES pass,
@@ -198,9 +205,9 @@ pub(super) unsafe fn crypt<
             acc = acc_main;
             let rem = n - tail_start;
             if V::MASKED && rem > 0 {
-                // The tail in one masked pass (`masked_tail`): at most 4
-                // registers, the tail being under half a batch of 8. The
-                // extra block rides in it, as below.
+                // The tail in one masked pass (`masked_tail`): at most 8
+                // registers (31 blocks, `masked_all`), or 4 after whole batches. The extra
+                // block rides in it, as below.
                 let mut y = arch::zero();
                 let ride = match extra {
                     Some(e) if EXTRA && tail_start >= 16 && e.at <= tail_start - 16 => {
@@ -216,7 +223,14 @@ pub(super) unsafe fn crypt<
                     1 => masked_tail::<V, NR, P, X, 1>(key, ctr, p, rem, dir, acc, lengths, ex),
                     2 => masked_tail::<V, NR, P, X, 2>(key, ctr, p, rem, dir, acc, lengths, ex),
                     3 => masked_tail::<V, NR, P, X, 3>(key, ctr, p, rem, dir, acc, lengths, ex),
-                    _ => masked_tail::<V, NR, P, X, 4>(key, ctr, p, rem, dir, acc, lengths, ex),
+                    4 => masked_tail::<V, NR, P, X, 4>(key, ctr, p, rem, dir, acc, lengths, ex),
+                    // Five or more only in a record of under one batch, never in
+                    // the `LOOP` instances (not compiled there).
+                    _ if HOIST == LOOP => unreachable!("a tail after the loop's batches"),
+                    5 => masked_tail::<V, NR, P, X, 5>(key, ctr, p, rem, dir, acc, lengths, ex),
+                    6 => masked_tail::<V, NR, P, X, 6>(key, ctr, p, rem, dir, acc, lengths, ex),
+                    7 => masked_tail::<V, NR, P, X, 7>(key, ctr, p, rem, dir, acc, lengths, ex),
+                    _ => masked_tail::<V, NR, P, X, 8>(key, ctr, p, rem, dir, acc, lengths, ex),
                 };
                 if ride.is_some() {
                     y.storeu(extra_out.as_mut_ptr());
