@@ -219,7 +219,8 @@ impl Toggle {
 /// Nothing but the seal or open is timed: opens go through a [`Toggle`].
 ///
 /// # Panics
-/// If an implementation seals differently from the first or fails to open.
+/// If an implementation seals differently from the first, fails to open,
+/// or leaves the buffer other than the toggling predicts.
 pub fn time_records(
     imps: &[(String, Imp)],
     n: usize,

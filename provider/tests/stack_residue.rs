@@ -30,17 +30,23 @@ const DEAD: usize = 64 * 1024;
 /// records around them (900: an open; 2000: phased on IFMA); elsewhere
 /// (`Features::zmm_split` unset) the ymm-lane records end at 576 and
 /// these lengths reach the zmm records (each CPU checks the routes its
-/// keys take: the routing, like the fused ChaCha20 rounds and the hybrid
-/// AES-GCM open loop, is chosen per key from the CPU), the ymm AES-GCM
+/// keys take: the routing, like the fused ChaCha20 rounds and the lengths
+/// from which the hybrid AES-GCM schedule takes its loop, is chosen per key
+/// from the CPU), the ymm AES-GCM
 /// engine's assembly-loop seals (3000), the ymm records whose tails take
 /// three whole registers (224, 255, 383, 895: unfenced, one build spilled
 /// round keys there; `Lanes::fence`), the xmm AES-128 seals of one
-/// compiled batch (128, 192: below the assembly loop's 256 B), a TLS
-/// record.
-const LENGTHS: [usize; 22] = [
-    0, 1, 16, 100, 128, 192, 224, 255, 321, 383, 400, 448, 512, 895, 900, 1024, 1152, 1350, 2000,
-    3000, 4103, 16384,
+/// compiled batch (128, 192: below the assembly loop's 256 B), the zmm
+/// engine's masked passes of 5 to 8 registers (300, 480, 496) and the half
+/// batch after them (500), a TLS record.
+const LENGTHS: [usize; 26] = [
+    0, 1, 16, 100, 128, 192, 224, 255, 300, 321, 383, 400, 448, 480, 496, 500, 512, 895, 900, 1024,
+    1152, 1350, 2000, 3000, 4103, 16384,
 ];
+/// Lengths sealed with a 70-byte AAD: past the short path, the record is
+/// all tail (on zmm one right-aligned masked register, whose lanes below
+/// the data hold the AES states of the counters before the first block).
+const LONG_AAD_LENGTHS: [usize; 2] = [16, 40];
 
 /// Runs `op` in a new thread, on stack zeroed first (the C library may
 /// hand out a cached stack), then copies the dead stack below the frame
@@ -238,7 +244,7 @@ fn aes_states(s: &mut Secrets, key: &[u8], nonce: &[u8; 12], first: u32, blocks:
         })
     };
     let xor = |a: [u8; 16], b: &[u8; 16]| -> [u8; 16] { std::array::from_fn(|i| a[i] ^ b[i]) };
-    for counter in first..first + blocks {
+    for counter in (0..blocks).map(|i| first.wrapping_add(i)) {
         let mut block = [0u8; 16];
         block[..12].copy_from_slice(nonce);
         block[12..].copy_from_slice(&counter.to_be_bytes());
@@ -337,7 +343,17 @@ fn record_secrets(
         j0[..12].copy_from_slice(nonce);
         j0[15] = 1;
         s.add("E(K, J0)", &aes_block(key, j0));
-        aes_states(&mut s, key, nonce, 1, pt.len().div_ceil(16) as u32 + 33);
+        // From counter 2^32 - 1 (two before J0): the zmm engine's masked
+        // tail runs its right-aligned register's lanes below the data on the
+        // counters before the first block, J0 and the two before it when the
+        // tail is the whole record.
+        aes_states(
+            &mut s,
+            key,
+            nonce,
+            u32::MAX,
+            pt.len().div_ceil(16) as u32 + 35,
+        );
     } else {
         let mut block0 = [0u8; 64];
         let key: &[u8; 32] = key.try_into().unwrap();
@@ -640,7 +656,8 @@ fn check<E: Engine>(name: &str) -> Vec<String> {
     for (bi, b) in E::backends().into_iter().enumerate() {
         let key = random_bytes(E::KEY_LEN, 0x5eed + bi as u64);
         let nonce: [u8; 12] = random_bytes(12, 0x4e0ce).try_into().unwrap();
-        let aad = [0x17, 3, 3, 0x40, 0x11];
+        let tls_aad = [0x17, 3, 3, 0x40, 0x11];
+        let long_aad: [u8; 80] = core::array::from_fn(|i| (i as u8).wrapping_mul(29) ^ 0x5a);
         // An array, not a Vec: freeing it after the call would run the
         // allocator's frames over the dead stack the call left (they spill
         // whatever their registers held; see the canary).
@@ -657,29 +674,42 @@ fn check<E: Engine>(name: &str) -> Vec<String> {
             failures.push(format!("{name} {b} key object: {f}"));
         }
         let engine = std::sync::Arc::new(engine);
-        for len in LENGTHS {
+        let runs = LENGTHS.map(|l| (l, 5)).into_iter();
+        for (len, aad_len) in runs.chain(LONG_AAD_LENGTHS.map(|l| (l, 70))) {
+            let mut aad_store = [0u8; 80];
+            if aad_len == 5 {
+                aad_store[..5].copy_from_slice(&tls_aad);
+            } else {
+                aad_store = long_aad;
+            }
+            let aad = &aad_store[..aad_len];
+            let len_name = if aad_len == 5 {
+                format!("{len}")
+            } else {
+                format!("{len} (AAD {aad_len})")
+            };
             let pt = random_bytes(len, 0x9e37 + len as u64);
             let (e, p) = (engine.clone(), pt.clone());
             let ((ct, tag), dead) = residue(move || {
                 let mut buf = p;
-                let tag = e.seal(&nonce, &aad, &mut buf);
+                let tag = e.seal(&nonce, &aad_store[..aad_len], &mut buf);
                 (buf, tag)
             });
-            let secrets = record_secrets(E::AES, &key, &nonce, &aad, (&pt, &ct, &tag));
+            let secrets = record_secrets(E::AES, &key, &nonce, aad, (&pt, &ct, &tag));
             deepest[1] = deepest[1].max(depth(&dead));
             for f in secrets.found_in(&dead) {
-                failures.push(format!("{name} {b} seal {len}: {f}"));
+                failures.push(format!("{name} {b} seal {len_name}: {f}"));
             }
             let (e, c) = (engine.clone(), ct.clone());
             let (opened, dead) = residue(move || {
                 let mut buf = c;
-                assert!(e.open(&nonce, &aad, &mut buf, &tag));
+                assert!(e.open(&nonce, &aad_store[..aad_len], &mut buf, &tag));
                 buf
             });
-            assert_eq!(opened, pt, "{name} {b} {len}");
+            assert_eq!(opened, pt, "{name} {b} {len_name}");
             deepest[2] = deepest[2].max(depth(&dead));
             for f in secrets.found_in(&dead) {
-                failures.push(format!("{name} {b} open {len}: {f}"));
+                failures.push(format!("{name} {b} open {len_name}: {f}"));
             }
             let (e, c) = (engine.clone(), ct.clone());
             let mut forged = tag;
@@ -688,15 +718,18 @@ fn check<E: Engine>(name: &str) -> Vec<String> {
             // allocator's frames would run over its dead stack.
             let ((opened, buf), dead) = residue(move || {
                 let mut buf = c;
-                (e.open(&nonce, &aad, &mut buf, &forged), buf)
+                (
+                    e.open(&nonce, &aad_store[..aad_len], &mut buf, &forged),
+                    buf,
+                )
             });
             assert!(
                 !opened && buf.iter().all(|&x| x == 0),
-                "{name} {b} {len}: forged tag"
+                "{name} {b} {len_name}: forged tag"
             );
             deepest[2] = deepest[2].max(depth(&dead));
             for f in secrets.found_in(&dead) {
-                failures.push(format!("{name} {b} failed open {len}: {f}"));
+                failures.push(format!("{name} {b} failed open {len_name}: {f}"));
             }
         }
         println!(

@@ -1,6 +1,7 @@
 //! Partial blocks and tails: loads and stores of under 16 bytes through
 //! general registers, the keystream XOR of a record's last blocks, and the
-//! masked tail of the lane types that have byte masks.
+//! tail's passes: whole registers (`wide_tail`) and, on the lane types that
+//! have byte masks, all of it (`masked_tail`).
 
 use super::super::arch::{self, Block};
 
@@ -115,15 +116,14 @@ pub(super) unsafe fn crypt_tail(
     }
 }
 
-/// A record's tail of `len` bytes at `p` (1 to `R * V::BLOCKS * 16`, the
-/// last register partly filled), from counter `ctr`, encrypted or
+/// A record's tail of `len` bytes at `p` (`(R - 1) * V::BLOCKS * 16 + 1`
+/// to `R * V::BLOCKS * 16`, the last register partly filled), from counter `ctr`, encrypted or
 /// decrypted in place in one AES pass of `R` registers, then hashed from
 /// the registers with `acc` and `lengths` in one reduction; `extra`, if
 /// any, is one more block encrypted in the same rounds under its own round
-/// keys. Where `Lanes::MASKED`: the whole registers and single blocks of
-/// `wide_tail` took two AES passes, the blocks through the stack, and a
-/// partial block through general registers (docs/decisions.md, "The
-/// record's tail").
+/// keys. Where `Lanes::MASKED`, in place of `wide_tail` and the single
+/// blocks after it (two AES passes; docs/decisions.md, "The record's
+/// tail").
 ///
 /// The last register is right-aligned: its `b` blocks with data sit in
 /// its top lanes, its counters and its 64-byte window start `4 - b` blocks
@@ -134,7 +134,7 @@ pub(super) unsafe fn crypt_tail(
 ///
 /// # Safety
 /// The CPU has the module's and `V`'s features and `V::MASKED`; `p` is
-/// valid for reads and writes of `len` bytes; `R * V::BLOCKS + 1 <= P`.
+/// valid for reads and writes of `len` bytes; `len.div_ceil(16) + 1 <= P`.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)] // always inlined; each is the tail's
 pub(super) unsafe fn masked_tail<
@@ -167,7 +167,8 @@ pub(super) unsafe fn masked_tail<
             V::MASKED && V::BLOCKS == 4,
             "64-byte registers with byte masks"
         );
-        debug_assert!(len > (R - 1) * reg && len <= R * reg, "R registers of tail");
+        // Public lengths; a wrong count would misplace the masked window.
+        assert!(len > (R - 1) * reg && len <= R * reg, "R registers of tail");
         let last_len = len - (R - 1) * reg;
         let b = last_len.div_ceil(16);
         let shift = V::BLOCKS - b;
@@ -208,6 +209,11 @@ pub(super) unsafe fn masked_tail<
         if let Some((rk2, y)) = extra {
             *y = y.aesenclast(arch::load(&rk2[NR]));
         }
+        // The last register's input loaded before any store: its window
+        // overlaps the register before it, and the load waited on that
+        // store. (All inputs loaded first, eight registers of AES-256
+        // spilled plaintext.)
+        let last_input = V::load_masked(window, mask);
         let mut wide = Acc::<V>::new();
         for (j, xj) in x.iter().enumerate() {
             let (ct, k) = if j + 1 < R {
@@ -222,7 +228,7 @@ pub(super) unsafe fn masked_tail<
                 };
                 (ct, blocks + 1 - j * V::BLOCKS)
             } else {
-                let input = V::load_masked(window, mask);
+                let input = last_input;
                 let output = xj.aesenclast(klast.xor(input));
                 output.store_masked(window, mask);
                 // The keystream past the data, and the earlier blocks' below
@@ -250,6 +256,81 @@ pub(super) unsafe fn masked_tail<
         }
         let (h, hx) = key.power::<Block>(1);
         narrow.mul_add(lengths, h, hx);
+        wide.finish_with(narrow)
+    }
+}
+
+/// The tail's `R` whole registers at `p` (`R * V::BLOCKS` blocks from
+/// counter `ctr`), encrypted or decrypted in place, then hashed from the
+/// registers with `acc` folded in, followed by `rest` (the byte-reflected
+/// blocks after them and the lengths block): one GHASH reduction for the
+/// whole tail. Reloading what a seal just stored would wait on its
+/// 64-byte stores (docs/decisions.md, "The record's tail").
+///
+/// # Safety
+/// The CPU has the module's and `V`'s features; `p` is valid for reads and
+/// writes of `R * V::BLOCKS * 16` bytes; `R * V::BLOCKS + rest.len() <= P`.
+#[inline(always)]
+pub(super) unsafe fn wide_tail<
+    V: Lanes,
+    const NR: usize,
+    const P: usize,
+    const X: usize,
+    const R: usize,
+>(
+    key: &KeyData<V, NR, P, X>,
+    ctr: Block,
+    p: *mut u8,
+    dir: Direction,
+    acc: Block,
+    rest: &[Block],
+) -> Block {
+    // SAFETY: the CPU has the module's and `V`'s features and `p` is valid for
+    // `R * V::BLOCKS * 16` bytes (this fn's contract): each load and store is one
+    // register at `j * V::BLOCKS * 16`, `j < R`; round keys are whole entries of `key.rk`;
+    // `power` asserts its exponents.
+    unsafe {
+        let counters = V::counters(ctr);
+        let k0 = V::broadcast(key.rk[0].as_ptr());
+        let mut x = [V::zero(); R];
+        for (j, xj) in x.iter_mut().enumerate() {
+            *xj = counters.add_ctr((j * V::BLOCKS) as i32).bswap().xor(k0);
+        }
+        each_round!(V::UNROLL_ROUNDS, NR, |r| {
+            // Each round key loaded at its use (as the batches do), and
+            // each register fenced after each round: the pass runs round by
+            // round and holds one key (docs/decisions.md, "AES passes round
+            // by round").
+            let k = V::broadcast(core::hint::black_box(&key.rk)[r].as_ptr());
+            for xj in x.iter_mut() {
+                *xj = xj.aesenc(k).fence();
+            }
+        });
+        let klast = V::broadcast(key.rk[NR].as_ptr());
+        let after = rest.len();
+        let mut wide = Acc::<V>::new();
+        for (j, xj) in x.iter().enumerate() {
+            let at = p.add(j * V::BLOCKS * 16);
+            let input = V::loadu(at);
+            let output = xj.aesenclast(klast.xor(input));
+            output.storeu(at);
+            let ct = if dir == Direction::Seal {
+                output
+            } else {
+                input
+            };
+            let mut d = ct.bswap();
+            if j == 0 {
+                d = d.xor(V::from_first(acc));
+            }
+            let (h, hx) = key.power::<V>((R - j) * V::BLOCKS + after);
+            wide.mul_add(d, h, hx);
+        }
+        let mut narrow = Acc::<Block>::new();
+        for (i, &b) in rest.iter().enumerate() {
+            let (h, hx) = key.power::<Block>(after - i);
+            narrow.mul_add(b, h, hx);
+        }
         wide.finish_with(narrow)
     }
 }

@@ -7,10 +7,10 @@ use zeroize::Zeroize;
 
 use super::batch::{open_batches, seal_batches, wipe_regs};
 use super::ctr::{encrypt_block, j0, keystream, keystream_plus};
-use super::ghash::{ghash_blocks, ghash_bytes, lengths_block, Acc};
+use super::ghash::{ghash_blocks, ghash_bytes, lengths_block};
 use super::key::{take_and_wipe, wipe, KeyData};
 use super::lanes::Lanes;
-use super::partial::{crypt_tail, load_partial, masked_tail};
+use super::partial::{crypt_tail, load_partial, masked_tail, wide_tail};
 use super::{short, Direction, MAX_REGS};
 use crate::aead::{ct_eq, NONCE_LEN, TAG_LEN};
 
@@ -50,7 +50,8 @@ pub(super) unsafe fn crypt<
         let mut extra_out = [0u8; 16];
         let mut extra_done = false;
         // Whole batches to `main_end`, then one half batch if that much is
-        // left, then the tail (less than half a batch).
+        // left, then the tail (less than half a batch; on lane types with
+        // byte masks, a record of under one batch is all tail: `masked_all`).
         let batch_bytes = V::BATCH * 16;
         let main_end = n - n % batch_bytes;
         // A seal whose remainder is over half a batch seals all of it in one
@@ -67,7 +68,15 @@ pub(super) unsafe fn crypt<
         // After whole batches the half batch stays: stitched with the hash
         // of the batch before it, it measured faster than that hash alone
         // and one pass for the rest (docs/decisions.md, "The record's tail").
-        let masked_all = V::MASKED && HOIST != LOOP && main_end == 0 && n <= batch_bytes - 16;
+        // QUIC's header-protection block keeps the half batch: it rides in
+        // the tail's pass, which it could not if that pass wrote its input.
+        // Only the instances without the loop (`NEVER`, and `BY_LENGTH` in
+        // tests) run records this short.
+        let masked_all = V::MASKED
+            && (HOIST == NEVER || HOIST == BY_LENGTH)
+            && !(EXTRA && extra.is_some())
+            && main_end == 0
+            && n <= batch_bytes - 16;
         let half = !fuse && !masked_all && n - main_end >= batch_bytes / 2;
         let tail_start = main_end + if half { batch_bytes / 2 } else { 0 };
         let (acc, ek0) = if short(n, aad.len()) {
@@ -140,7 +149,8 @@ pub(super) unsafe fn crypt<
             let acc = ghash_blocks(key, acc, &ghash_in[..=m]);
             (acc, take_and_wipe(&mut ks, 0))
         } else {
-            // The tail is under half a batch: at most 16 blocks, plus lengths.
+            // The tail is under half a batch: at most 16 blocks, plus lengths
+            // (31 and lengths in one masked pass where `masked_all`).
             // The tail's keystream (at most 16 blocks), then E(K, J0).
             let mut ks = [arch::zero(); 17];
             let mut ghash_in = [arch::zero(); 17];
@@ -219,18 +229,24 @@ pub(super) unsafe fn crypt<
                 let ex = ride.map(|rk| (rk, &mut y));
                 let p = buf.as_mut_ptr().add(tail_start);
                 let lengths = lengths_block(aad.len(), n);
+                // The round keys and powers through an opaque pointer, as the
+                // other tail's: not held in registers across the batches.
+                let key = core::hint::black_box(key);
                 let acc = match rem.div_ceil(V::BLOCKS * 16) {
                     1 => masked_tail::<V, NR, P, X, 1>(key, ctr, p, rem, dir, acc, lengths, ex),
                     2 => masked_tail::<V, NR, P, X, 2>(key, ctr, p, rem, dir, acc, lengths, ex),
                     3 => masked_tail::<V, NR, P, X, 3>(key, ctr, p, rem, dir, acc, lengths, ex),
                     4 => masked_tail::<V, NR, P, X, 4>(key, ctr, p, rem, dir, acc, lengths, ex),
-                    // Five or more only in a record of under one batch, never in
-                    // the `LOOP` instances (not compiled there).
-                    _ if HOIST == LOOP => unreachable!("a tail after the loop's batches"),
+                    // Five or more only where `masked_all` (not compiled in the
+                    // other instances).
+                    5..=8 if !(HOIST == NEVER || HOIST == BY_LENGTH) => {
+                        unreachable!("a tail of under half a batch")
+                    }
                     5 => masked_tail::<V, NR, P, X, 5>(key, ctr, p, rem, dir, acc, lengths, ex),
                     6 => masked_tail::<V, NR, P, X, 6>(key, ctr, p, rem, dir, acc, lengths, ex),
                     7 => masked_tail::<V, NR, P, X, 7>(key, ctr, p, rem, dir, acc, lengths, ex),
-                    _ => masked_tail::<V, NR, P, X, 8>(key, ctr, p, rem, dir, acc, lengths, ex),
+                    8 => masked_tail::<V, NR, P, X, 8>(key, ctr, p, rem, dir, acc, lengths, ex),
+                    _ => unreachable!("a remainder of under one batch"),
                 };
                 if ride.is_some() {
                     y.storeu(extra_out.as_mut_ptr());
@@ -299,75 +315,6 @@ pub(super) unsafe fn crypt<
             }
         }
         (tag, extra_out)
-    }
-}
-
-/// The tail's `R` whole registers at `p` (`R * V::BLOCKS` blocks from
-/// counter `ctr`), encrypted or decrypted in place, then hashed from the
-/// registers with `acc` folded in, followed by `rest` (the byte-reflected
-/// blocks after them and the lengths block): one GHASH reduction for the
-/// whole tail. Reloading what a seal just stored would wait on its
-/// 64-byte stores (docs/decisions.md, "The record's tail").
-///
-/// # Safety
-/// The CPU has the module's and `V`'s features; `p` is valid for reads and
-/// writes of `R * V::BLOCKS * 16` bytes; `R * V::BLOCKS + rest.len() <= P`.
-#[inline(always)]
-unsafe fn wide_tail<V: Lanes, const NR: usize, const P: usize, const X: usize, const R: usize>(
-    key: &KeyData<V, NR, P, X>,
-    ctr: Block,
-    p: *mut u8,
-    dir: Direction,
-    acc: Block,
-    rest: &[Block],
-) -> Block {
-    // SAFETY: the CPU has the module's and `V`'s features and `p` is valid for
-    // `R * V::BLOCKS * 16` bytes (this fn's contract): each load and store is one
-    // register at `j * V::BLOCKS * 16`, `j < R`; round keys are whole entries of `key.rk`;
-    // `power` asserts its exponents.
-    unsafe {
-        let counters = V::counters(ctr);
-        let k0 = V::broadcast(key.rk[0].as_ptr());
-        let mut x = [V::zero(); R];
-        for (j, xj) in x.iter_mut().enumerate() {
-            *xj = counters.add_ctr((j * V::BLOCKS) as i32).bswap().xor(k0);
-        }
-        each_round!(V::UNROLL_ROUNDS, NR, |r| {
-            // Each round key loaded at its use (as the batches do), and
-            // each register fenced after each round: the pass runs round by
-            // round and holds one key (docs/decisions.md, "AES passes round
-            // by round").
-            let k = V::broadcast(core::hint::black_box(&key.rk)[r].as_ptr());
-            for xj in x.iter_mut() {
-                *xj = xj.aesenc(k).fence();
-            }
-        });
-        let klast = V::broadcast(key.rk[NR].as_ptr());
-        let after = rest.len();
-        let mut wide = Acc::<V>::new();
-        for (j, xj) in x.iter().enumerate() {
-            let at = p.add(j * V::BLOCKS * 16);
-            let input = V::loadu(at);
-            let output = xj.aesenclast(klast.xor(input));
-            output.storeu(at);
-            let ct = if dir == Direction::Seal {
-                output
-            } else {
-                input
-            };
-            let mut d = ct.bswap();
-            if j == 0 {
-                d = d.xor(V::from_first(acc));
-            }
-            let (h, hx) = key.power::<V>((R - j) * V::BLOCKS + after);
-            wide.mul_add(d, h, hx);
-        }
-        let mut narrow = Acc::<Block>::new();
-        for (i, &b) in rest.iter().enumerate() {
-            let (h, hx) = key.power::<Block>(after - i);
-            narrow.mul_add(b, h, hx);
-        }
-        wide.finish_with(narrow)
     }
 }
 

@@ -229,10 +229,10 @@ pub(super) unsafe fn batches<const NR: usize, const OPEN: bool>(
     let poly = _mm_set_epi64x(0xc200_0000_0000_0000u64 as i64, 1);
     // SAFETY: the instructions are AVX-512F/BW/VL, VAES and VPCLMULQDQ, which the CPU has
     // (this fn's contract). Loads: `[rk]` up to `16 * NR + 16` bytes, `[h]` and `[hx]` 512
-    // bytes each, `[src]` 512 bytes per iteration, advancing by 512, `n` times, within
-    // `input`; `[hp]` likewise within `input` (open), or 512 bytes once, the batch below
-    // `output` (seal). Stores: 512 bytes
-    // of `[out]` per iteration, within `output`. No stack; every register written is an
+    // bytes each; `[hp]` 512 bytes per iteration, advancing by 512, `n` times, within
+    // `input` (open), or 512 bytes once, the batch below `output` (seal); `[src]` (seal
+    // only) 512 bytes per iteration likewise within `input`. Stores: 512 bytes of `[dst]`
+    // per iteration, within `output`. No stack; every register written is an
     // operand or declared clobbered, and the flags are clobbered (no `preserves_flags`).
     unsafe {
         asm!(
