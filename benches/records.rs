@@ -231,7 +231,7 @@ pub fn time_records(
     let pt: Vec<u8> = (0..n).map(|i| i as u8).collect();
     let mut sealed = pt.clone();
     let tag = imps[0].1.seal(&mut sealed);
-    let toggle = Toggle::new(&imps[0].1, &sealed, tag);
+    let mut toggle = Toggle::new(&imps[0].1, &sealed, tag);
     for (name, imp) in imps {
         let mut buf = pt.clone();
         assert_eq!(imp.seal(&mut buf), tag, "{name} seals like {}", imps[0].0);
@@ -253,7 +253,6 @@ pub fn time_records(
     };
     let buf = &mut store[off..off + n];
     buf.copy_from_slice(&sealed);
-    let mut toggle = toggle;
     if std::env::var_os("BUF_ALIGN_SHOW").is_some() {
         eprintln!(
             "{n} B: buffer at {:#x} (mod 64: {})",
