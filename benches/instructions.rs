@@ -13,7 +13,9 @@
 //! libraries' own AEAD (the references, counted the same way). `ALG`
 //! `tls:<suite>` (e.g. `tls:TLS13_AES_128_GCM_SHA256`) counts rustls-level
 //! writes instead, `BACKEND` then `fusion`, `fusion-base`, `aws-lc-rs` or
-//! `ring`. Valgrind's CPU runs X86AesNi,
+//! `ring`; `quic:<suite>` counts QUIC packets (seal and open through
+//! rustls's `quic::PacketKey`, SIZE payload bytes), the same providers.
+//! Valgrind's CPU runs X86AesNi,
 //! X86Avx2, X86Ssse3 and Base only. On aarch64 `scripts/aarch64-counts.sh` counts the same
 //! way under qemu, with an instruction-counting plugin in place of callgrind.
 
@@ -89,6 +91,9 @@ fn main() {
     if let Some(suite) = args[0].strip_prefix("tls:") {
         return tls(suite, &args[1], size, records);
     }
+    if let Some(suite) = args[0].strip_prefix("quic:") {
+        return quic(suite, &args[1], size, records);
+    }
     let chacha = args[0] == "chacha";
     let key_len = if args[0] == "aes128" { 16 } else { 32 };
     let reference = match args[1].as_str() {
@@ -142,6 +147,60 @@ fn tls(suite: &str, provider: &str, size: usize, records: usize) {
     let data = vec![0xab; size];
     for _ in 0..records {
         black_box(link.round(black_box(&data)));
+    }
+}
+
+/// `RECORDS` QUIC packets of `SIZE` payload bytes (11-byte short header),
+/// each sealed then opened through rustls's `quic::PacketKey` of the suite
+/// named `suite` (e.g. `TLS13_AES_128_GCM_SHA256`), by `provider`: `fusion`,
+/// `fusion-base`, `aws-lc-rs` or `ring`. As quinn calls it, without header
+/// protection.
+fn quic(suite: &str, provider: &str, size: usize, records: usize) {
+    use rustls::crypto::cipher::{AeadKey, Iv};
+    use rustls::crypto::CryptoProvider;
+    let provider: CryptoProvider = match provider {
+        "fusion" => rustls_fusion::default_provider(),
+        "fusion-base" => rustls_fusion::provider_with_backends(Backend::Base, Backend::Base)
+            .expect("Base runs everywhere"),
+        "aws-lc-rs" => rustls::crypto::aws_lc_rs::default_provider(),
+        "ring" => rustls::crypto::ring::default_provider(),
+        other => panic!("unknown provider {other}"),
+    };
+    let s = provider
+        .cipher_suites
+        .iter()
+        .find(|s| format!("{:?}", s.suite()) == suite)
+        .and_then(|s| s.tls13())
+        .expect("a TLS 1.3 suite name rustls prints");
+    let alg = s.quic.expect("QUIC suite");
+    let key = if alg.aead_key_len() == 16 {
+        // AeadKey has no public 16-byte constructor: the Initial schedule.
+        rustls::quic::Keys::initial(
+            rustls::quic::Version::V1,
+            s,
+            alg,
+            &[7; 8],
+            rustls::Side::Client,
+        )
+        .local
+        .packet
+    } else {
+        alg.packet_key(AeadKey::from([0x44; 32]), Iv::new([0x55; 12]))
+    };
+    let header = [0x41u8; 11];
+    let mut payload = vec![0x5au8; size];
+    for pn in 0..records as u64 {
+        let tag = key
+            .encrypt_in_place(pn, &header, black_box(&mut payload))
+            .expect("seal");
+        let mut packet = std::mem::take(&mut payload);
+        packet.extend_from_slice(tag.as_ref());
+        let len = key
+            .decrypt_in_place(pn, &header, black_box(&mut packet))
+            .expect("open")
+            .len();
+        packet.truncate(len);
+        payload = packet;
     }
 }
 

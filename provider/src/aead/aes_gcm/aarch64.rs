@@ -20,6 +20,7 @@
 
 use core::arch::aarch64::*;
 
+use super::kernel;
 use super::kernel::Lanes;
 
 /// One AES block, or one GHASH value, in a NEON register.
@@ -122,6 +123,7 @@ unsafe fn pmull2(a: Block, b: Block) -> Block {
 // the pointer methods access exactly 16 bytes, as the trait requires.
 unsafe impl Lanes for uint8x16_t {
     const BLOCKS: usize = 1;
+    type KeyAlign = kernel::Align16;
     const REGS: usize = 8;
     // 32 registers hold a batch's round keys across batches; the spills
     // left stay in the measured frame (tests/stack_residue.rs).

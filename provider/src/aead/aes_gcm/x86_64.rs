@@ -6,6 +6,7 @@
 
 use core::arch::x86_64::*;
 
+use super::kernel;
 use super::kernel::Lanes;
 
 /// One AES block, or one GHASH value, in an xmm register.
@@ -65,6 +66,7 @@ pub(crate) fn to_u128(x: Block) -> u128 {
 // register (one block), and the pointer methods access exactly 16 bytes, as the trait requires.
 unsafe impl Lanes for __m128i {
     const BLOCKS: usize = 1;
+    type KeyAlign = kernel::Align16;
     const REGS: usize = 8;
     const HOIST_SEAL_FROM: usize = usize::MAX;
     const FUSE_LAST: bool = true;

@@ -15,20 +15,24 @@ use super::MAX_REGS;
 /// halves (`lo ^ hi` of each power) are stored, or 0 where they are computed
 /// from the power when loaded (one shuffle and one XOR per register), which
 /// keeps a key of the ymm engine within the size of ring's.
-/// `repr(C)` and 16-byte aligned: every entry is 16-byte aligned (the
-/// fields are whole entries), which the wipe on drop relies on.
+/// `repr(C)` and at least 16-byte aligned: every entry is 16-byte aligned
+/// (the fields are whole entries), which the wipe on drop relies on. The
+/// powers come first, at the alignment of `V::KeyAlign`: the zmm engine's
+/// 64-byte loads of four powers then never span two cache lines, wherever
+/// the key is allocated (docs/decisions.md, "Key layout").
 #[repr(C, align(16))]
-pub(crate) struct KeyData<V, const NR: usize, const P: usize, const X: usize> {
-    /// AES round keys (`NR + 1` used: 11 for AES-128, 15 for AES-256).
-    pub(super) rk: [[u8; 16]; 15],
+pub(crate) struct KeyData<V: Lanes, const NR: usize, const P: usize, const X: usize> {
     /// Twisted H^P … H^1 (index `P - k` holds H^k).
     pub(super) h: [[u8; 16]; P],
     /// The same powers with both halves `lo ^ hi`, for Karatsuba (if `X == P`).
     pub(super) hx: [[u8; 16]; X],
+    /// AES round keys (`NR + 1` used: 11 for AES-128, 15 for AES-256).
+    pub(super) rk: [[u8; 16]; 15],
+    _align: [V::KeyAlign; 0],
     _lanes: PhantomData<V>,
 }
 
-impl<V, const NR: usize, const P: usize, const X: usize> Drop for KeyData<V, NR, P, X> {
+impl<V: Lanes, const NR: usize, const P: usize, const X: usize> Drop for KeyData<V, NR, P, X> {
     fn drop(&mut self) {
         wipe_blocks(&mut self.rk);
         wipe_blocks(&mut self.h);

@@ -5,6 +5,17 @@
 use super::super::arch::Block;
 use crate::aead::Direction;
 
+/// A key's hash powers 16-byte aligned (the entries' own alignment).
+#[derive(Clone, Copy)]
+#[repr(align(16))]
+pub(crate) struct Align16;
+
+/// A key's hash powers on cache lines (64-byte loads of four powers).
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy)]
+#[repr(align(64))]
+pub(crate) struct Align64;
+
 /// One, two or four AES blocks in a vector register. Implemented by the
 /// backends.
 ///
@@ -18,6 +29,8 @@ use crate::aead::Direction;
 pub(crate) unsafe trait Lanes: Copy {
     /// Blocks per register.
     const BLOCKS: usize;
+    /// The alignment of a key's hash powers ([`Align16`] or [`Align64`]).
+    type KeyAlign: Copy;
     /// Registers of AES state per main-loop batch (at most `MAX_REGS`).
     const REGS: usize;
     /// Blocks per batch: one GHASH reduction each.

@@ -11,6 +11,7 @@
 
 use core::arch::x86_64::__m128i;
 
+use super::kernel;
 use super::kernel::{BatchKeys, Lanes};
 use crate::aead::Direction;
 
@@ -51,6 +52,7 @@ pub(crate) struct Vex(__m128i);
 // allows, with AVX, which this backend's features include.
 unsafe impl Lanes for Vex {
     const BLOCKS: usize = 1;
+    type KeyAlign = kernel::Align16;
     const REGS: usize = 8;
     const HOIST_SEAL_FROM: usize = usize::MAX;
     // The assembly loop reads halves made per record (`Lanes::batches`):

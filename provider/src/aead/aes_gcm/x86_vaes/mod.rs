@@ -7,6 +7,7 @@
 
 use core::arch::x86_64::*;
 
+use super::kernel;
 use super::kernel::{BatchKeys, Lanes};
 use crate::aead::Direction;
 
@@ -26,6 +27,7 @@ super::kernel::backend!(
 // (`broadcast`) bytes, and `batches` what `Lanes::batches` allows.
 unsafe impl Lanes for __m256i {
     const BLOCKS: usize = 2;
+    type KeyAlign = kernel::Align16;
     const REGS: usize = 8;
     const HOIST_SEAL_FROM: usize = 4096;
     // The assembly loop reads halves made per record (`Lanes::batches`):

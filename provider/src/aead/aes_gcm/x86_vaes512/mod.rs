@@ -16,6 +16,7 @@
 
 use core::arch::x86_64::*;
 
+use super::kernel;
 use super::kernel::{BatchKeys, Lanes, Loops};
 use crate::aead::Direction;
 
@@ -93,6 +94,7 @@ pub(crate) struct Zmm<const S: u8>(__m512i);
 // `storeu`) or 16 (`broadcast`) bytes, and `batches` what `Lanes::batches` allows.
 unsafe impl<const S: u8> Lanes for Zmm<S> {
     const BLOCKS: usize = 4;
+    type KeyAlign = kernel::Align64;
     const REGS: usize = 8;
     const HOIST_SEAL_FROM: usize = usize::MAX;
     // With 32 registers nothing secret spills at opt-level 3; at 2 the
