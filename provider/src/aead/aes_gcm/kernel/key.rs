@@ -18,8 +18,8 @@ use super::MAX_REGS;
 /// `repr(C)` and at least 16-byte aligned: every entry is 16-byte aligned
 /// (the fields are whole entries), which the wipe on drop relies on. The
 /// powers come first, at the alignment of `V::KeyAlign`: the zmm engine's
-/// 64-byte loads of four powers then never span two cache lines, wherever
-/// the key is allocated (docs/decisions.md, "Key layout").
+/// batch loads of four powers then lie on one cache line wherever the key
+/// is allocated (docs/decisions.md, "Key layout").
 #[repr(C, align(16))]
 pub(crate) struct KeyData<V: Lanes, const NR: usize, const P: usize, const X: usize> {
     /// Twisted H^P … H^1 (index `P - k` holds H^k).

@@ -116,6 +116,52 @@ pub(super) unsafe fn crypt_tail(
     }
 }
 
+/// The AES pass of both tails: `R` registers of counter blocks (register
+/// `j` from counter `ctr + first(j)`) XORed with round key 0 and taken
+/// through every round but the last, with `extra`'s block, if any, through
+/// its own round keys to its last round beside them. Each round key is
+/// loaded at its use and each register fenced after each round: the pass
+/// runs round by round and holds one key (docs/decisions.md, "AES passes
+/// round by round"). Returns the registers and the last round key.
+///
+/// # Safety
+/// The CPU has the module's and `V`'s features.
+#[inline(always)]
+unsafe fn aes_pass<V: Lanes, const NR: usize, const P: usize, const X: usize, const R: usize>(
+    key: &KeyData<V, NR, P, X>,
+    ctr: Block,
+    first: impl Fn(usize) -> i32,
+    mut extra: Option<(&[[u8; 16]; 15], &mut Block)>,
+) -> ([V; R], V) {
+    // SAFETY: the CPU has the module's and `V`'s features (this fn's contract); the loads
+    // are whole entries of `key.rk` and `rk2`.
+    unsafe {
+        let counters = V::counters(ctr);
+        let k0 = V::broadcast(key.rk[0].as_ptr());
+        let mut x = [V::zero(); R];
+        for (j, xj) in x.iter_mut().enumerate() {
+            *xj = counters.add_ctr(first(j)).bswap().xor(k0);
+        }
+        if let Some((rk2, y)) = extra.as_mut() {
+            **y = y.xor(arch::load(&rk2[0]));
+        }
+        each_round!(V::UNROLL_ROUNDS, NR, |r| {
+            let k = V::broadcast(core::hint::black_box(&key.rk)[r].as_ptr());
+            for xj in x.iter_mut() {
+                *xj = xj.aesenc(k).fence();
+            }
+            if let Some((rk2, y)) = extra.as_mut() {
+                **y = y.aesenc(arch::load(&rk2[r]));
+            }
+        });
+        let klast = V::broadcast(key.rk[NR].as_ptr());
+        if let Some((rk2, y)) = extra {
+            *y = y.aesenclast(arch::load(&rk2[NR]));
+        }
+        (x, klast)
+    }
+}
+
 /// A record's tail of `len` bytes at `p` (`(R - 1) * V::BLOCKS * 16 + 1`
 /// to `R * V::BLOCKS * 16`, the last register partly filled), from counter `ctr`, encrypted or
 /// decrypted in place in one AES pass of `R` registers, then hashed from
@@ -151,15 +197,15 @@ pub(super) unsafe fn masked_tail<
     dir: Direction,
     acc: Block,
     lengths: Block,
-    mut extra: Option<(&[[u8; 16]; 15], &mut Block)>,
+    extra: Option<(&[[u8; 16]; 15], &mut Block)>,
 ) -> Block {
     // SAFETY: the CPU has the module's and `V`'s features with byte masks (this fn's
     // contract). Registers `j < R - 1` are whole, at `p + 64j`, within `len`; the last
     // register's window starts `16 * (4 - b)` bytes before its data (computed with
     // `wrapping_sub`: before the buffer when the tail is the whole record, which the window
     // may then reach into without touching), and its mask selects exactly the data's bytes,
-    // `[p + 64(R-1), p + len)`, the only ones its masked load and store access. Round keys
-    // are whole entries of `key.rk`; `power` asserts its exponents.
+    // `[p + 64(R-1), p + len)`, the only ones its masked load and store access; `power`
+    // asserts its exponents.
     unsafe {
         const { assert!(R >= 1) };
         let reg = V::BLOCKS * 16;
@@ -180,35 +226,13 @@ pub(super) unsafe fn masked_tail<
         };
         let mask = data_mask << (16 * shift);
         let window = p.add((R - 1) * reg).wrapping_sub(16 * shift);
-        let counters = V::counters(ctr);
-        let k0 = V::broadcast(key.rk[0].as_ptr());
-        let mut x = [V::zero(); R];
-        for (j, xj) in x.iter_mut().enumerate() {
-            let first = if j + 1 < R {
-                (j * V::BLOCKS) as i32
-            } else {
-                (j * V::BLOCKS) as i32 - shift as i32
-            };
-            *xj = counters.add_ctr(first).bswap().xor(k0);
-        }
-        if let Some((rk2, y)) = extra.as_mut() {
-            **y = y.xor(arch::load(&rk2[0]));
-        }
-        each_round!(V::UNROLL_ROUNDS, NR, |r| {
-            // One round key at a time, each register fenced after each round
-            // (as `wide_tail`: docs/decisions.md, "AES passes round by round").
-            let k = V::broadcast(core::hint::black_box(&key.rk)[r].as_ptr());
-            for xj in x.iter_mut() {
-                *xj = xj.aesenc(k).fence();
-            }
-            if let Some((rk2, y)) = extra.as_mut() {
-                **y = y.aesenc(arch::load(&rk2[r]));
-            }
-        });
-        let klast = V::broadcast(key.rk[NR].as_ptr());
-        if let Some((rk2, y)) = extra {
-            *y = y.aesenclast(arch::load(&rk2[NR]));
-        }
+        // The last register starts `shift` blocks early (right-aligned).
+        let (x, klast) = aes_pass::<V, NR, P, X, R>(
+            key,
+            ctr,
+            |j| (j * V::BLOCKS) as i32 - if j + 1 < R { 0 } else { shift as i32 },
+            extra,
+        );
         // The last register's input loaded before any store: its window
         // overlaps the register before it, and the load waited on that
         // store. (All inputs loaded first, eight registers of AES-256
@@ -287,26 +311,9 @@ pub(super) unsafe fn wide_tail<
 ) -> Block {
     // SAFETY: the CPU has the module's and `V`'s features and `p` is valid for
     // `R * V::BLOCKS * 16` bytes (this fn's contract): each load and store is one
-    // register at `j * V::BLOCKS * 16`, `j < R`; round keys are whole entries of `key.rk`;
-    // `power` asserts its exponents.
+    // register at `j * V::BLOCKS * 16`, `j < R`; `power` asserts its exponents.
     unsafe {
-        let counters = V::counters(ctr);
-        let k0 = V::broadcast(key.rk[0].as_ptr());
-        let mut x = [V::zero(); R];
-        for (j, xj) in x.iter_mut().enumerate() {
-            *xj = counters.add_ctr((j * V::BLOCKS) as i32).bswap().xor(k0);
-        }
-        each_round!(V::UNROLL_ROUNDS, NR, |r| {
-            // Each round key loaded at its use (as the batches do), and
-            // each register fenced after each round: the pass runs round by
-            // round and holds one key (docs/decisions.md, "AES passes round
-            // by round").
-            let k = V::broadcast(core::hint::black_box(&key.rk)[r].as_ptr());
-            for xj in x.iter_mut() {
-                *xj = xj.aesenc(k).fence();
-            }
-        });
-        let klast = V::broadcast(key.rk[NR].as_ptr());
+        let (x, klast) = aes_pass::<V, NR, P, X, R>(key, ctr, |j| (j * V::BLOCKS) as i32, None);
         let after = rest.len();
         let mut wide = Acc::<V>::new();
         for (j, xj) in x.iter().enumerate() {

@@ -151,14 +151,12 @@ pub(super) unsafe fn crypt<
         } else {
             // The tail is under half a batch: at most 16 blocks, plus lengths
             // (31 and lengths in one masked pass where `masked_all`).
-            // The tail's keystream (at most 16 blocks), then E(K, J0).
-            let mut ks = [arch::zero(); 17];
-            let mut ghash_in = [arch::zero(); 17];
             // E(K, J0) and the tail read the round keys through an opaque
-            // pointer each, and E(K, J0) waits in `ks`, read back at the end:
+            // pointer each, and E(K, J0) waits in `ek0`, read back at the end:
             // held in registers across the batches, the round keys and E(K, J0)
             // were spilled and left on the stack (the stack-residue test).
-            keystream(core::hint::black_box(key), j0, 1, &mut ks[16..]);
+            let mut ek0 = [arch::zero(); 1];
+            keystream(core::hint::black_box(key), j0, 1, &mut ek0);
             let mut acc = ghash_bytes(key, arch::zero(), aad);
             // Batches come from `src` up to `from_src` (a batch boundary), then
             // from `buf`.
@@ -252,8 +250,11 @@ pub(super) unsafe fn crypt<
                     y.storeu(extra_out.as_mut_ptr());
                     extra_done = true;
                 }
-                (acc, take_and_wipe(&mut ks, 16))
+                (acc, take_and_wipe(&mut ek0, 0))
             } else {
+                // The tail's keystream (at most 16 blocks).
+                let mut ks = [arch::zero(); 16];
+                let mut ghash_in = [arch::zero(); 17];
                 // The tail's whole registers on the lane type (wide lanes: at
                 // most 3, the tail being under half a batch), the rest one block
                 // per register.
@@ -294,7 +295,8 @@ pub(super) unsafe fn crypt<
                     2 => wide_tail::<V, NR, P, X, 2>(key, wide_ctr, p, dir, acc, rest),
                     _ => wide_tail::<V, NR, P, X, 3>(key, wide_ctr, p, dir, acc, rest),
                 };
-                (acc, take_and_wipe(&mut ks, 16))
+                wipe(&mut ks);
+                (acc, take_and_wipe(&mut ek0, 0))
             }
         };
         let mut tag = [0u8; TAG_LEN];
