@@ -10,6 +10,12 @@ use crate::aead::Direction;
 #[repr(align(16))]
 pub(crate) struct Align16;
 
+/// A key's hash powers in 32-byte halves of lines (loads of two powers).
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy)]
+#[repr(align(32))]
+pub(crate) struct Align32;
+
 /// A key's hash powers on cache lines (64-byte loads of four powers).
 #[cfg(target_arch = "x86_64")]
 #[derive(Clone, Copy)]
@@ -29,7 +35,8 @@ pub(crate) struct Align64;
 pub(crate) unsafe trait Lanes: Copy {
     /// Blocks per register.
     const BLOCKS: usize;
-    /// The alignment of a key's hash powers ([`Align16`] or [`Align64`]).
+    /// The alignment of a key's hash powers ([`Align16`], [`Align32`] or
+    /// [`Align64`]): the width of the lane type's loads of them.
     type KeyAlign: Copy;
     /// Registers of AES state per main-loop batch (at most `MAX_REGS`).
     const REGS: usize;

@@ -77,10 +77,10 @@ pub(crate) use backend::Entry;
 pub(super) use backend::{backend, Key};
 pub(super) use key::KeyData;
 #[cfg(target_arch = "x86_64")]
-pub(super) use lanes::Align64;
-#[cfg(target_arch = "x86_64")]
 pub(super) use lanes::BatchKeys;
 pub(super) use lanes::{Align16, Lanes, Loops};
+#[cfg(target_arch = "x86_64")]
+pub(super) use lanes::{Align32, Align64};
 #[cfg(test)]
 pub(super) use record::seal_with_j0;
 pub(super) use record::{open, seal, seal_with_block, Extra};

@@ -27,7 +27,7 @@ super::kernel::backend!(
 // (`broadcast`) bytes, and `batches` what `Lanes::batches` allows.
 unsafe impl Lanes for __m256i {
     const BLOCKS: usize = 2;
-    type KeyAlign = kernel::Align16;
+    type KeyAlign = kernel::Align32;
     const REGS: usize = 8;
     const HOIST_SEAL_FROM: usize = 4096;
     // The assembly loop reads halves made per record (`Lanes::batches`):
