@@ -121,23 +121,9 @@ fn main() {
 /// cancels out of the script's difference like key setup does.
 fn tls(suite: &str, provider: &str, size: usize, records: usize) {
     use rustls::crypto::CryptoProvider;
-    use rustls_fusion_benches::tls_link::{own_suite, providers, Link};
-    let provider: CryptoProvider = match provider {
-        "fusion-base" => rustls_fusion::provider_with_backends(Backend::Base, Backend::Base)
-            .expect("Base runs everywhere"),
-        name => {
-            providers()
-                .into_iter()
-                .find(|(n, _)| *n == name)
-                .expect("fusion, fusion-base, aws-lc-rs or ring")
-                .1
-        }
-    };
-    let like = rustls_fusion::default_provider()
-        .cipher_suites
-        .into_iter()
-        .find(|s| format!("{:?}", s.suite()) == suite)
-        .expect("a suite name rustls prints");
+    use rustls_fusion_benches::tls_link::{own_suite, Link};
+    let provider = provider_named(provider);
+    let like = suite_named(suite);
     let own = own_suite(&provider, like).expect("the provider has the suite");
     let provider = CryptoProvider {
         cipher_suites: vec![own],
@@ -150,43 +136,36 @@ fn tls(suite: &str, provider: &str, size: usize, records: usize) {
     }
 }
 
-/// `RECORDS` QUIC packets of `SIZE` payload bytes (11-byte short header),
-/// each sealed then opened through rustls's `quic::PacketKey` of the suite
-/// named `suite` (e.g. `TLS13_AES_128_GCM_SHA256`), by `provider`: `fusion`,
-/// `fusion-base`, `aws-lc-rs` or `ring`. As quinn calls it, without header
-/// protection.
-fn quic(suite: &str, provider: &str, size: usize, records: usize) {
-    use rustls::crypto::cipher::{AeadKey, Iv};
-    use rustls::crypto::CryptoProvider;
-    let provider: CryptoProvider = match provider {
-        "fusion" => rustls_fusion::default_provider(),
-        "fusion-base" => rustls_fusion::provider_with_backends(Backend::Base, Backend::Base)
-            .expect("Base runs everywhere"),
-        "aws-lc-rs" => rustls::crypto::aws_lc_rs::default_provider(),
-        "ring" => rustls::crypto::ring::default_provider(),
-        other => panic!("unknown provider {other}"),
-    };
-    let s = provider
+/// The provider `name`s: `fusion`, `fusion-base` (ours on `Base`),
+/// `aws-lc-rs` or `ring`.
+fn provider_named(name: &str) -> rustls::crypto::CryptoProvider {
+    if name == "fusion-base" {
+        return rustls_fusion::provider_with_backends(Backend::Base, Backend::Base)
+            .expect("Base runs everywhere");
+    }
+    rustls_fusion_benches::tls_link::providers()
+        .into_iter()
+        .find(|(n, _)| *n == name)
+        .expect("fusion, fusion-base, aws-lc-rs or ring")
+        .1
+}
+
+/// Our suite that rustls prints as `name` (e.g. `TLS13_AES_128_GCM_SHA256`).
+fn suite_named(name: &str) -> rustls::SupportedCipherSuite {
+    rustls_fusion::default_provider()
         .cipher_suites
-        .iter()
-        .find(|s| format!("{:?}", s.suite()) == suite)
-        .and_then(|s| s.tls13())
-        .expect("a TLS 1.3 suite name rustls prints");
-    let alg = s.quic.expect("QUIC suite");
-    let key = if alg.aead_key_len() == 16 {
-        // AeadKey has no public 16-byte constructor: the Initial schedule.
-        rustls::quic::Keys::initial(
-            rustls::quic::Version::V1,
-            s,
-            alg,
-            &[7; 8],
-            rustls::Side::Client,
-        )
-        .local
-        .packet
-    } else {
-        alg.packet_key(AeadKey::from([0x44; 32]), Iv::new([0x55; 12]))
-    };
+        .into_iter()
+        .find(|s| format!("{:?}", s.suite()) == name)
+        .expect("a suite name rustls prints")
+}
+
+/// `RECORDS` QUIC packets of `SIZE` payload bytes (11-byte short header),
+/// each sealed then opened through rustls's `quic::PacketKey` of the TLS 1.3
+/// suite named `suite`, by `provider` (as [`provider_named`]), keyed as
+/// `quic.rs` keys it. As quinn calls it, without header protection.
+fn quic(suite: &str, provider: &str, size: usize, records: usize) {
+    let id = suite_named(suite).suite();
+    let key = rustls_fusion_benches::quic_keys::keys(&provider_named(provider), id).packet;
     let header = [0x41u8; 11];
     let mut payload = vec![0x5au8; size];
     for pn in 0..records as u64 {

@@ -31,6 +31,7 @@
 
 use rustls_fusion::aead::Backend;
 
+pub mod quic_keys;
 pub mod records;
 pub mod reference;
 pub mod tls_link;

@@ -23,43 +23,17 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use rustls::crypto::cipher::{AeadKey, Iv};
-use rustls::crypto::CryptoProvider;
-use rustls::quic::{DirectionalKeys, Keys, Version};
-use rustls::{CipherSuite, Side, Tls13CipherSuite};
+use rustls::quic::DirectionalKeys;
+use rustls::CipherSuite;
 use rustls_fusion::quic::{Cipher, InPacket, Opener, OutPacket, QuicError, Sealer};
 use rustls_fusion_benches::class_from_env;
+use rustls_fusion_benches::quic_keys::keys;
 use rustls_fusion_benches::reference::BoringAead;
 
 const ROUNDS: usize = 25;
 const CID: usize = 8;
 const PN_OFFSET: usize = 1 + CID;
 const HEADER: usize = PN_OFFSET + 2;
-
-fn suite(provider: &CryptoProvider, id: CipherSuite) -> &'static Tls13CipherSuite {
-    provider
-        .cipher_suites
-        .iter()
-        .find(|s| s.suite() == id)
-        .and_then(|s| s.tls13())
-        .expect("suite")
-}
-
-/// The same keys from every provider: AES-128 through the Initial key
-/// schedule (AeadKey has no public 16-byte constructor), the 32-byte
-/// ciphers from fixed key bytes.
-fn keys(provider: &CryptoProvider, id: CipherSuite) -> DirectionalKeys {
-    let s = suite(provider, id);
-    let alg = s.quic.expect("QUIC suite");
-    if id == CipherSuite::TLS13_AES_128_GCM_SHA256 {
-        Keys::initial(Version::V1, s, alg, &[7; 8], Side::Client).local
-    } else {
-        DirectionalKeys {
-            header: alg.header_protection_key(AeadKey::from([0x33; 32])),
-            packet: alg.packet_key(AeadKey::from([0x44; 32]), Iv::new([0x55; 12])),
-        }
-    }
-}
 
 fn short_header(pn: u64) -> [u8; HEADER] {
     let mut h = [0u8; HEADER];

@@ -2,7 +2,6 @@
 //! wipes of key material; no AES or GHASH arithmetic (that is `setup.rs`).
 
 use super::super::arch::{self, Block};
-use core::marker::PhantomData;
 
 use super::lanes::Lanes;
 use super::MAX_REGS;
@@ -28,8 +27,8 @@ pub(crate) struct KeyData<V: Lanes, const NR: usize, const P: usize, const X: us
     pub(super) hx: [[u8; 16]; X],
     /// AES round keys (`NR + 1` used: 11 for AES-128, 15 for AES-256).
     pub(super) rk: [[u8; 16]; 15],
+    /// No bytes: the alignment of `V`'s loads of powers.
     _align: [V::KeyAlign; 0],
-    _lanes: PhantomData<V>,
 }
 
 impl<V: Lanes, const NR: usize, const P: usize, const X: usize> Drop for KeyData<V, NR, P, X> {
