@@ -119,6 +119,19 @@ impl Blocks {
         }
     }
 
+    /// This block key with lone inputs in vector rows or in general
+    /// registers where its engine has the rows (`kernel::Blocks`): the
+    /// tests run both on every CPU.
+    #[cfg(all(test, target_arch = "x86_64"))]
+    pub(crate) fn with_rows(self, rows: bool) -> Self {
+        match self {
+            Self::Avx2(k) => Self::Avx2(k.with_rows(rows)),
+            Self::Avx512(k) => Self::Avx512(k.with_rows(rows)),
+            Self::Avx512Ifma(k) => Self::Avx512Ifma(k.with_rows(rows)),
+            Self::Ssse3(k) => Self::Ssse3(k.with_rows(rows)),
+        }
+    }
+
     /// The first `B` bytes of the ChaCha20 block of each 16-byte
     /// `LE32(counter) ‖ nonce` input (RFC 8439 §2.3).
     ///
@@ -413,13 +426,21 @@ mod tests {
             seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
             (seed >> 56) as u8
         };
-        for backend in ChaCha20Poly1305::backends() {
+        for (backend, rows) in ChaCha20Poly1305::backends()
+            .into_iter()
+            .flat_map(|b| [(b, false), (b, true)])
+        {
             let Some(k) = Blocks::new(&key, backend) else {
                 continue; // Base: no block call
             };
+            // Lone inputs in rows and in general registers (`Blocks::with_rows`).
+            #[cfg(target_arch = "x86_64")]
+            let k = k.with_rows(rows);
+            #[cfg(not(target_arch = "x86_64"))]
+            let _ = rows;
             let mut out = [[0u8; 16]];
             k.apply(&[input], &mut out);
-            assert_eq!(out[0], want, "{backend}");
+            assert_eq!(out[0], want, "{backend}, rows {rows}");
             for n in 0..=40 {
                 let inputs: Vec<[u8; 16]> =
                     (0..n).map(|_| core::array::from_fn(|_| byte())).collect();
@@ -433,8 +454,12 @@ mod tests {
                     c.seek(u64::from(counter) * 64);
                     let mut ks = [0u8; 16];
                     c.apply_keystream(&mut ks);
-                    assert_eq!(*o, ks, "{backend}, batch of {n}");
-                    assert_eq!(f[..], ks[..5], "{backend}, batch of {n}, 5 bytes");
+                    assert_eq!(*o, ks, "{backend}, rows {rows}, batch of {n}");
+                    assert_eq!(
+                        f[..],
+                        ks[..5],
+                        "{backend}, rows {rows}, batch of {n}, 5 bytes"
+                    );
                 }
             }
         }

@@ -1,10 +1,10 @@
 //! One ChaCha20 block in general-purpose registers: what a single QUIC
-//! header-protection sample needs (RFC 9001 §5.4.4). The four quarter
-//! rounds of a half round are independent, so a block runs at the
-//! latency of one quarter-round chain on scalar ALUs (add, xor, `rol`: one
-//! cycle each), where the vector engines' one-block call also pays the
-//! row shuffles between half rounds and, on AVX2, two shifts and an OR for
-//! the 12- and 7-bit rotations (docs/decisions.md, "One ChaCha20 block").
+//! header-protection sample needs (RFC 9001 §5.4.4) where the vector rows
+//! do not run it faster: the four quarter rounds of a half round are
+//! independent, and add, xor and `rol` take one cycle each. The AVX-512
+//! engines on Intel run it in rows instead (`kernel::one_block`), where
+//! each half round is one chain of twelve one-cycle vector steps
+//! (docs/decisions.md, "One ChaCha20 block").
 
 /// "expand 32-byte k".
 const SIGMA: [u32; 4] = [0x6170_7865, 0x3320_646e, 0x7962_2d32, 0x6b20_6574];

@@ -84,6 +84,8 @@ pub(crate) unsafe trait Entry {
         fused: bool,
     ) -> ([u8; TAG_LEN], usize);
     unsafe fn blocks<const B: usize>(key: &[u32; 8], inputs: &[[u8; 16]], out: &mut [[u8; B]]);
+    /// One block in `Lanes`'s rows (`kernel::one_block`).
+    unsafe fn one_block<const B: usize>(key: &[u32; 8], input: &[u8; 16]) -> [u8; B];
 
     /// The lane type of mid-size records, those over `SMALL` bytes for
     /// which `mid` holds (an engine without one: `Lanes`, `mid` never).
@@ -339,8 +341,27 @@ impl<E: Entry> Key<E> {
 /// `E`: the key words inline, so it lives in its holder's allocation
 /// (built inside the holder's setup frame, whose scrub covers its moves:
 /// `aead::secret::set_up`), zeroized on drop. Exists only where `E` was
-/// detected.
-pub(crate) struct Blocks<E: Entry>(Zeroizing<[u32; 8]>, core::marker::PhantomData<E>);
+/// detected. `rows`: whether a lone input runs in vector rows rather than
+/// general registers, chosen once here for this CPU ([`one_block_rows`]).
+pub(crate) struct Blocks<E: Entry> {
+    words: Zeroizing<[u32; 8]>,
+    rows: bool,
+    backend: core::marker::PhantomData<E>,
+}
+
+/// Whether `E`'s lone blocks run in its rows: where its lane type rotates
+/// in one instruction (`Lanes::ONE_BLOCK_ROWS`) and every vector step of
+/// this CPU takes one cycle (`Features::vector_one_cycle`).
+fn one_block_rows<E: Entry>() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        <E::Lanes as Lanes>::ONE_BLOCK_ROWS && crate::cpu::Features::get().vector_one_cycle
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
 
 impl<E: Entry> Blocks<E> {
     /// `None` unless this CPU has the backend's features. Inlined into the
@@ -353,10 +374,19 @@ impl<E: Entry> Blocks<E> {
         if !E::detected() {
             return None;
         }
-        Some(Self(
-            Zeroizing::new(le_words(key)),
-            core::marker::PhantomData,
-        ))
+        Some(Self {
+            words: Zeroizing::new(le_words(key)),
+            rows: one_block_rows::<E>(),
+            backend: core::marker::PhantomData,
+        })
+    }
+
+    /// This key with lone blocks in rows or in general registers, where
+    /// its lane type has the rows: the tests run both on every CPU.
+    #[cfg(all(test, target_arch = "x86_64"))]
+    pub(crate) fn with_rows(mut self, rows: bool) -> Self {
+        self.rows = rows && <E::Lanes as Lanes>::ONE_BLOCK_ROWS;
+        self
     }
 
     /// The first `B` bytes of the ChaCha20 block of each 16-byte
@@ -366,11 +396,12 @@ impl<E: Entry> Blocks<E> {
     /// If the lengths differ, or `B > 16`.
     pub(crate) fn apply<const B: usize>(&self, inputs: &[[u8; 16]], out: &mut [[u8; B]]) {
         // SAFETY: a `Blocks` exists only where `new` detected the features.
-        unsafe { blocks::<E, B>(&self.0, inputs, out) }
+        unsafe { blocks::<E, B>(&self.words, self.rows, inputs, out) }
     }
 }
 
-/// The first `B` bytes of the ChaCha20 block of each input under `key`.
+/// The first `B` bytes of the ChaCha20 block of each input under `key`;
+/// a lone input in `E`'s rows if `rows`, else in general registers.
 ///
 /// # Safety
 /// `E::detected()` returned true.
@@ -379,18 +410,24 @@ impl<E: Entry> Blocks<E> {
 /// If the lengths differ, or `B > 16`.
 unsafe fn blocks<E: Entry, const B: usize>(
     key: &[u32; 8],
+    rows: bool,
     inputs: &[[u8; 16]],
     out: &mut [[u8; B]],
 ) {
     assert!(inputs.len() == out.len() && B <= 16, "one output per input");
     if let ([input], [o]) = (inputs, &mut *out) {
-        // One input: in general registers (`scalar.rs`), in a frame of
-        // its own whose spills the scrub reaches.
-        #[inline(never)]
-        fn one<const B: usize>(key: &[u32; 8], input: &[u8; 16], o: &mut [u8; B]) {
-            *o = super::super::scalar::block_prefix(key, input);
+        if <E::Lanes as Lanes>::ONE_BLOCK_ROWS && rows {
+            // SAFETY: `E` was detected (this fn's contract).
+            *o = unsafe { E::one_block(key, input) };
+        } else {
+            // In general registers (`scalar.rs`), in a frame of its own
+            // whose spills the scrub reaches.
+            #[inline(never)]
+            fn one<const B: usize>(key: &[u32; 8], input: &[u8; 16], o: &mut [u8; B]) {
+                *o = super::super::scalar::block_prefix(key, input);
+            }
+            one(key, input, o);
         }
-        one(key, input, o);
         secret::scrub_stack::<{ secret::CHACHA20_ONE_BLOCK }>();
         return;
     }

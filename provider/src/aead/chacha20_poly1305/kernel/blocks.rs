@@ -1,10 +1,11 @@
-//! Independent ChaCha20 blocks (QUIC header-protection masks), vertical.
+//! Independent ChaCha20 blocks (QUIC header-protection masks): vertical
+//! passes, and one block in rows.
 
-use super::lanes::Lanes;
+use super::lanes::{row, Lanes};
 use super::record::wipe;
 use super::rounds::quarter;
 use super::state::State;
-use super::MAX_BATCH;
+use super::{MAX_BATCH, SIGMA};
 use crate::aead::NONCE_LEN;
 
 /// The first `B` bytes of ChaCha20 block `inputs[i]` into `out[i]`, where
@@ -69,5 +70,60 @@ pub(crate) unsafe fn independent_blocks<L: Lanes, const B: usize>(
             }
         }
         wipe(&mut ks);
+    }
+}
+
+/// The first `B` bytes of the ChaCha20 block of one `LE32(counter) ‖
+/// nonce` `input`, in `L`'s rows (the block's four rows, repeated in each
+/// row block of `L`): each half round is one quarter-round chain of twelve
+/// vector steps, the diagonals by rotating rows a, c and d, as in
+/// `horizontal`. Where every step takes one cycle this is the block's
+/// latency bound, which general registers miss: their 48 steps a half
+/// round contend for the ALU ports (docs/decisions.md, "One ChaCha20
+/// block"). The rows are wiped; what the compiler spills the caller
+/// scrubs.
+///
+/// # Safety
+/// The CPU has `L`'s features.
+#[inline(always)]
+pub(crate) unsafe fn one_block<L: Lanes, const B: usize>(
+    key: &[u32; 8],
+    input: &[u8; 16],
+) -> [u8; B] {
+    // SAFETY: the CPU has `L`'s features (this fn's contract); `store_rows` writes one block,
+    // 64 bytes, into the 64-byte `block`; the volatile writes target the locals.
+    unsafe {
+        const { assert!(B <= 16, "the first row") };
+        let words: [u32; 4] = core::array::from_fn(|i| {
+            u32::from_le_bytes(input[4 * i..4 * i + 4].try_into().expect("4 bytes"))
+        });
+        let a0 = row::<L>(&SIGMA);
+        let (mut a, mut b, mut c, mut d) = (
+            a0,
+            row::<L>(key[..4].try_into().expect("4 words")),
+            row::<L>(key[4..].try_into().expect("4 words")),
+            row::<L>(&words),
+        );
+        for _ in 0..10 {
+            quarter(&mut a, &mut b, &mut c, &mut d);
+            a = a.shuffle::<0x93>();
+            c = c.shuffle::<0x39>();
+            d = d.shuffle::<0x4e>();
+            quarter(&mut a, &mut b, &mut c, &mut d);
+            a = a.shuffle::<0x39>();
+            c = c.shuffle::<0x93>();
+            d = d.shuffle::<0x4e>();
+        }
+        // Only row a (bytes 0..16) is needed; the other rows go out as zeros.
+        let zero = L::splat(0);
+        let mut block = [0u8; 64];
+        L::store_rows([a.add(a0), zero, zero, zero], block.as_mut_ptr(), 1);
+        let mut out = [0u8; B];
+        out.copy_from_slice(&block[..B]);
+        wipe(&mut block);
+        for v in [&mut a, &mut b, &mut c, &mut d] {
+            core::ptr::write_volatile(v, zero);
+        }
+        out
     }
 }

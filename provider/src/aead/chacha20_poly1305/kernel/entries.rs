@@ -120,6 +120,14 @@ macro_rules! backend {
             }
 
             #[target_feature(enable = $features)]
+            unsafe fn one_block<const B: usize>(key: &[u32; 8], input: &[u8; 16]) -> [u8; B] {
+                // SAFETY: as for `seal`.
+                unsafe {
+                    $crate::aead::chacha20_poly1305::kernel::one_block::<$lanes, B>(key, input)
+                }
+            }
+
+            #[target_feature(enable = $features)]
             unsafe fn blocks<const B: usize>(
                 key: &[u32; 8],
                 inputs: &[[u8; 16]],

@@ -70,6 +70,13 @@ pub(crate) unsafe trait Lanes: Copy {
     /// the chain"). Set only by a lane type whose backend's features
     /// include AVX-512F and VL.
     const FUSED_PAIR: bool = false;
+    /// Whether a lone block (a QUIC header-protection sample) runs in this
+    /// lane type's rows on a core whose vector steps take one cycle
+    /// (`Features::vector_one_cycle`): lane types with a one-instruction
+    /// rotation (`vprold`). With AVX2's two shifts and an OR for the 12-
+    /// and 7-bit rotations the rows are no faster than general registers
+    /// (docs/decisions.md, "One ChaCha20 block").
+    const ONE_BLOCK_ROWS: bool = false;
 
     unsafe fn splat(x: u32) -> Self;
     /// `words[i]` in lane `i` (`N` words).

@@ -53,7 +53,7 @@ mod tail;
 pub(super) use crate::aead::Direction;
 pub(crate) use backend::Entry;
 pub(super) use backend::{Blocks, Key};
-pub(super) use blocks::independent_blocks;
+pub(super) use blocks::{independent_blocks, one_block};
 pub(super) use entries::{backend, record_entries};
 pub(super) use lanes::Lanes;
 pub(super) use lanes::Schedule;
