@@ -376,7 +376,7 @@ fn record_secrets(
             let bytes: Vec<u8> = limbs.iter().flat_map(|l| l.to_le_bytes()).collect();
             s.add(&format!("IFMA r^{}", k + 1), &bytes);
         }
-        chacha_rounds(&mut s, key, nonce, ct.len().div_ceil(64) + 16);
+        chacha_rounds(&mut s, key, nonce, 0, ct.len().div_ceil(64) + 16);
         // The accumulator h after each block of the message, as one Horner
         // chain holds it (the two-chain and IFMA forms differ): with the
         // block it reveals r. Fully reduced, low 16 bytes, as for r^k.
@@ -413,12 +413,12 @@ fn record_secrets(
 /// blocks (vertical layout, one word of every block per register). Rows
 /// and words still holding only public input are left out. The last state
 /// plus the input is checked against the `chacha20` crate's keystream.
-fn chacha_rounds(s: &mut Secrets, key: &[u8; 32], nonce: &[u8; 12], blocks: usize) {
+fn chacha_rounds(s: &mut Secrets, key: &[u8; 32], nonce: &[u8; 12], first: u32, blocks: usize) {
     let word = |b: &[u8], i: usize| u32::from_le_bytes(b[4 * i..4 * i + 4].try_into().unwrap());
     // For each block, the state after every vector step (all four columns
     // or diagonals at once), with a mask of the key-dependent words.
     let mut steps: Vec<Vec<([u32; 16], u16)>> = Vec::new();
-    for counter in 0..blocks as u32 {
+    for counter in (0..blocks as u32).map(|i| first.wrapping_add(i)) {
         let mut x = [0u32; 16];
         x[..4].copy_from_slice(&[0x6170_7865, 0x3320_646e, 0x7962_2d32, 0x6b20_6574]);
         for i in 0..8 {
@@ -833,6 +833,11 @@ fn no_quic_key_material_left_on_the_stack() {
                     (&payload, &packet[11..11 + len], &tag),
                 );
                 secrets.0.extend(key_and_hp.0.iter().cloned());
+                // The header-protection block of the packet's sample (RFC 9001
+                // §5.4.2, at the packet number's offset + 4): every AES or
+                // ChaCha20 state it passes through.
+                let sample: [u8; 16] = packet[13..29].try_into().unwrap();
+                header_block_states(&mut secrets, aes, &hp, &sample);
                 let mut report = |phase: &str, dead: &[u8]| {
                     for f in secrets.found_in(dead) {
                         failures.push(format!("QUIC {cipher:?} {b} {phase} {len}: {f}"));
@@ -862,6 +867,22 @@ fn no_quic_key_material_left_on_the_stack() {
         }
     }
     assert_none_found(&failures);
+}
+
+/// The states of the header-protection block of `sample` under `hp`: AES
+/// of the sample (`aes_states` of its 12-byte prefix and big-endian last
+/// word), or the ChaCha20 block with counter `LE32(sample[..4])` and
+/// nonce `sample[4..]` (`chacha_rounds`).
+fn header_block_states(s: &mut Secrets, aes: bool, hp: &[u8], sample: &[u8; 16]) {
+    if aes {
+        let nonce: [u8; 12] = sample[..12].try_into().unwrap();
+        let counter = u32::from_be_bytes(sample[12..].try_into().unwrap());
+        aes_states(s, hp, &nonce, counter, 1);
+    } else {
+        let key: &[u8; 32] = hp.try_into().unwrap();
+        let counter = u32::from_le_bytes(sample[..4].try_into().unwrap());
+        chacha_rounds(s, key, sample[4..].try_into().unwrap(), counter, 1);
+    }
 }
 
 /// A provider with `aes` or ChaCha20 suites pinned to backend `b`.

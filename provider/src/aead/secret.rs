@@ -195,8 +195,10 @@ fn scrub_frame(depth: usize) {
 /// (`Lanes::HOIST_SEAL_FROM`): its spills lie within 1.9 KiB of the call.
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 pub(crate) const AES_GCM_HOISTED_SEAL: usize = 2560;
-/// After one ChaCha20 block in general registers (`scalar::block_prefix`,
-/// whose frame holds the spilled state).
+/// After one ChaCha20 block, in general registers (`scalar::block_prefix`,
+/// whose frame holds the spilled state) or in vector rows
+/// (`chacha20_poly1305::kernel::one_block`, whose frame holds its output
+/// block).
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 pub(crate) const CHACHA20_ONE_BLOCK: usize = 512;
 /// After a short ChaCha20-Poly1305 record on xmm (`X86Ssse3`), whose state

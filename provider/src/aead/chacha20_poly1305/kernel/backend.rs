@@ -38,7 +38,8 @@ impl<const N: usize> ScratchBuf for super::Scratch<N> {
 /// spills (`small_spills`: ymm's four-set calls, which the zmm engines'
 /// mid-size opens run), else `scrub_small` (nothing on the zmm engines,
 /// whose own short path leaves no secret on the stack);
-/// after header-protection blocks, `scrub_blocks`: the fixed depths in
+/// after header-protection blocks, `scrub_blocks` (a lone block:
+/// `secret::CHACHA20_ONE_BLOCK`): the fixed depths in
 /// `secret.rs`, which `tests/stack_residue.rs` checks at opt-levels 3
 /// and 2.
 ///
@@ -381,8 +382,15 @@ impl<E: Entry> Blocks<E> {
         })
     }
 
+    /// Whether a lone input runs in rows.
+    #[cfg(test)]
+    pub(crate) fn rows(&self) -> bool {
+        self.rows
+    }
+
     /// This key with lone blocks in rows or in general registers, where
-    /// its lane type has the rows: the tests run both on every CPU.
+    /// its lane type has the rows: the tests run both on every CPU with
+    /// AVX-512.
     #[cfg(all(test, target_arch = "x86_64"))]
     pub(crate) fn with_rows(mut self, rows: bool) -> Self {
         self.rows = rows && <E::Lanes as Lanes>::ONE_BLOCK_ROWS;
@@ -417,6 +425,8 @@ unsafe fn blocks<E: Entry, const B: usize>(
     assert!(inputs.len() == out.len() && B <= 16, "one output per input");
     if let ([input], [o]) = (inputs, &mut *out) {
         if <E::Lanes as Lanes>::ONE_BLOCK_ROWS && rows {
+            // A `#[target_feature]` entry, never inlined here: its frame
+            // lies below this one, where the scrub below reaches.
             // SAFETY: `E` was detected (this fn's contract).
             *o = unsafe { E::one_block(key, input) };
         } else {
