@@ -51,12 +51,12 @@ pub(crate) struct Features {
     /// only those of 449–576 bytes (docs/decisions.md, "ChaCha20-Poly1305
     /// mid-size records on zmm").
     pub zmm_split: bool,
-    /// AVX-512 on a core where `vpaddd`, `vpxord`, `vprold` and `vpshufd`
-    /// take one cycle each: Intel (no SSE4a; AMD Zen 4's rotations and Zen
-    /// 5's every vector step take two). There a lone ChaCha20 block
-    /// (header protection) runs in vector rows, twelve one-cycle steps a
-    /// half round, rather than in general registers (docs/decisions.md,
-    /// "One ChaCha20 block").
+    /// AVX2 on a core where the vector adds, XORs, shifts, `vpshufb`,
+    /// `vpshufd` and (with AVX-512) `vprold` take one cycle each: Intel (no
+    /// SSE4a; AMD Zen 4's `vprold` and `vpshufb` and Zen 5's every vector
+    /// step take two). There a lone ChaCha20 block (header protection)
+    /// runs in vector rows rather than in general registers
+    /// (docs/decisions.md, "One ChaCha20 block").
     pub vector_one_cycle: bool,
 }
 
@@ -98,7 +98,7 @@ impl Features {
         let aes512_dual = clmul512_half_rate && std::is_x86_feature_detected!("avx512vp2intersect");
         let rotate_slow = clmul512_half_rate && !aes512_dual;
         let zmm_split = rotate_slow;
-        let vector_one_cycle = avx512 && !std::is_x86_feature_detected!("sse4a");
+        let vector_one_cycle = avx2 && !std::is_x86_feature_detected!("sse4a");
         Self {
             aes_clmul,
             aes_clmul_avx,

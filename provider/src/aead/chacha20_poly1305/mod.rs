@@ -138,7 +138,7 @@ impl Blocks {
 
     /// This block key with lone inputs in vector rows or in general
     /// registers where its engine has the rows (`kernel::Blocks`): the
-    /// tests run both on every CPU with AVX-512.
+    /// tests run both on every CPU with AVX2.
     #[cfg(all(test, target_arch = "x86_64"))]
     pub(crate) fn with_rows(self, rows: bool) -> Self {
         match self {
@@ -429,8 +429,8 @@ mod tests {
     /// counter, on every backend of ours, for batch sizes 0..=40; a lone
     /// input (1 of the batch sizes, 16 or 5 bytes out) both in vector rows
     /// and in general registers where the engine has the rows
-    /// (`Blocks::with_rows`: the AVX-512 engines, whatever this CPU's
-    /// choice).
+    /// (`Blocks::with_rows`: the AVX2 and AVX-512 engines, whatever this
+    /// CPU's choice).
     #[test]
     fn independent_blocks_match_rfc_8439_and_rustcrypto() {
         use chacha20::cipher::{KeyIvInit, StreamCipher, StreamCipherSeek};
@@ -488,13 +488,13 @@ mod tests {
                 }
             }
         }
-        // The rows ran on every AVX-512 engine this CPU runs.
+        // The rows ran on every AVX2 and AVX-512 engine this CPU runs.
         #[cfg(target_arch = "x86_64")]
         {
             let cpu = crate::cpu::Features::get();
             assert_eq!(
                 rows_ran,
-                usize::from(cpu.avx512) + usize::from(cpu.avx512ifma)
+                usize::from(cpu.avx2) + usize::from(cpu.avx512) + usize::from(cpu.avx512ifma)
             );
         }
         #[cfg(not(target_arch = "x86_64"))]

@@ -1,9 +1,9 @@
 //! One ChaCha20 block in general-purpose registers: what a single QUIC
 //! header-protection sample needs (RFC 9001 §5.4.4) where the vector rows
 //! do not run it faster: the four quarter rounds of a half round are
-//! independent, and add, xor and `rol` take one cycle each. The AVX-512
-//! engines on Intel run it in rows instead (`kernel::one_block`), where
-//! each half round is one chain of twelve one-cycle vector steps
+//! independent, and add, xor and `rol` take one cycle each. The AVX2 and
+//! AVX-512 engines on Intel run it in vector rows instead
+//! (`kernel::one_block`), a quarter of the instructions
 //! (docs/decisions.md, "One ChaCha20 block").
 
 /// "expand 32-byte k".

@@ -125,6 +125,8 @@ unsafe impl Lanes for __m256i {
     const SPLIT_OPEN_TAIL_MAX: usize = 3;
     const SHORT_SPILLS_OVER: usize = usize::MAX;
     type Pair = __m256i;
+    /// A lone block's rows on Intel.
+    const ONE_BLOCK_ROWS: bool = true;
 
     #[inline(always)]
     unsafe fn splat(x: u32) -> Self {

@@ -61,7 +61,7 @@ unsafe impl Lanes for __m512i {
     /// The 2-block ymm call can take its XOR-rotates off the chain
     /// (AVX-512VL), on the keys that choose it (Zen 4).
     const FUSED_PAIR: bool = true;
-    /// `vprold`: a lone block's rows on Intel.
+    /// A lone block's rows on Intel (`vprold`).
     const ONE_BLOCK_ROWS: bool = true;
 
     #[inline(always)]

@@ -350,9 +350,9 @@ pub(crate) struct Blocks<E: Entry> {
     backend: core::marker::PhantomData<E>,
 }
 
-/// Whether `E`'s lone blocks run in its rows: where its lane type rotates
-/// in one instruction (`Lanes::ONE_BLOCK_ROWS`) and every vector step of
-/// this CPU takes one cycle (`Features::vector_one_cycle`).
+/// Whether `E`'s lone blocks run in its rows: where its lane type has them
+/// (`Lanes::ONE_BLOCK_ROWS`) and every vector step of this CPU takes one
+/// cycle (`Features::vector_one_cycle`).
 fn one_block_rows<E: Entry>() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
@@ -390,7 +390,7 @@ impl<E: Entry> Blocks<E> {
 
     /// This key with lone blocks in rows or in general registers, where
     /// its lane type has the rows: the tests run both on every CPU with
-    /// AVX-512.
+    /// AVX2.
     #[cfg(all(test, target_arch = "x86_64"))]
     pub(crate) fn with_rows(mut self, rows: bool) -> Self {
         self.rows = rows && <E::Lanes as Lanes>::ONE_BLOCK_ROWS;

@@ -76,9 +76,9 @@ pub(crate) unsafe fn independent_blocks<L: Lanes, const B: usize>(
 /// The first `B` bytes of the ChaCha20 block of one `LE32(counter) ‖
 /// nonce` `input`, in `L`'s rows (the block's four rows, repeated in each
 /// row block of `L`): each half round is one quarter-round chain of twelve
-/// vector steps, the diagonals by rotating rows a, c and d, as in
-/// `horizontal`. Where every step takes one cycle this is the block's
-/// latency bound, which general registers miss: their 48 steps a half
+/// vector steps (fourteen where rotations by 12 and 7 are two shifts and
+/// an OR), the diagonals by rotating rows a, c and d, as in `horizontal`:
+/// a quarter of the instructions general registers take, whose 48 a half
 /// round contend for the ALU ports (docs/decisions.md, "One ChaCha20
 /// block"). The rows are wiped; what the compiler spills the caller
 /// scrubs.

@@ -72,10 +72,9 @@ pub(crate) unsafe trait Lanes: Copy {
     const FUSED_PAIR: bool = false;
     /// Whether a lone block (a QUIC header-protection sample) runs in this
     /// lane type's rows on a core whose vector steps take one cycle
-    /// (`Features::vector_one_cycle`): lane types with a one-instruction
-    /// rotation (`vprold`). With AVX2's two shifts and an OR for the 12-
-    /// and 7-bit rotations the rows are no faster than general registers
-    /// (docs/decisions.md, "One ChaCha20 block").
+    /// (`Features::vector_one_cycle`): the ymm and zmm lanes, measured
+    /// faster there than general registers (docs/decisions.md, "One
+    /// ChaCha20 block"); xmm (SSSE3) and NEON are not measured.
     const ONE_BLOCK_ROWS: bool = false;
 
     unsafe fn splat(x: u32) -> Self;
