@@ -146,6 +146,18 @@ impl Words {
     }
 }
 
+/// This CPU's x86-64 `Features` flag `$f` (false off x86-64), for the
+/// per-key choices below.
+macro_rules! x86_flag {
+    ($f:ident) => {{
+        #[cfg(target_arch = "x86_64")]
+        let flag = crate::cpu::Features::get().$f;
+        #[cfg(not(target_arch = "x86_64"))]
+        let flag = false;
+        flag
+    }};
+}
+
 /// A ChaCha20-Poly1305 key on backend `E`, zeroized on drop. Exists only
 /// where `E` was detected. `fused`: whether its records of up to 64 bytes
 /// run the fused 2-block call, chosen once here for this CPU
@@ -163,26 +175,12 @@ pub(crate) struct Key<E: Entry> {
 /// XORs (`Features::rotate_slow`; docs/decisions.md, "ChaCha20 rotations
 /// off the chain").
 fn fuses<E: Entry>() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        <E::Lanes as Lanes>::FUSED_PAIR && crate::cpu::Features::get().rotate_slow
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
-    }
+    <E::Lanes as Lanes>::FUSED_PAIR && x86_flag!(rotate_slow)
 }
 
 /// `Features::zmm_split` (false off x86-64).
 fn zmm_split() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        crate::cpu::Features::get().zmm_split
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
-    }
+    x86_flag!(zmm_split)
 }
 
 impl<E: Entry> Key<E> {
@@ -354,14 +352,7 @@ pub(crate) struct Blocks<E: Entry> {
 /// (`Lanes::ONE_BLOCK_ROWS`) and every vector step of this CPU takes one
 /// cycle (`Features::vector_one_cycle`).
 fn one_block_rows<E: Entry>() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        <E::Lanes as Lanes>::ONE_BLOCK_ROWS && crate::cpu::Features::get().vector_one_cycle
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
-    }
+    <E::Lanes as Lanes>::ONE_BLOCK_ROWS && x86_flag!(vector_one_cycle)
 }
 
 impl<E: Entry> Blocks<E> {

@@ -11,8 +11,8 @@ use crate::aead::NONCE_LEN;
 /// The first `B` bytes of ChaCha20 block `inputs[i]` into `out[i]`, where
 /// each input is the block's `LE32(counter) ‖ nonce` (RFC 8439 §2.3), in
 /// vertical passes of `L::N` blocks (a single input takes [`one_block`]
-/// or the scalar block instead: `backend::blocks`). The temporaries holding key and keystream are
-/// wiped before returning.
+/// or the scalar block instead: `backend::blocks`). The temporaries
+/// holding key and keystream are wiped before returning.
 ///
 /// # Safety
 /// The CPU has `L`'s features; `out.len() == inputs.len()` and `B <= 16`.
