@@ -28,8 +28,10 @@
 //!    mix). AES-GCM: 8 registers of counter blocks through all rounds, data
 //!    XOR, loads and stores in L1, Karatsuba GHASH of the previous batch's
 //!    ciphertext (3 `vpclmulqdq` per register) with one reduction and the
-//!    fold of the lanes; the reduced hash feeds the next batch's first
-//!    multiply through one XOR, the only dependency between batches.
+//!    fold of the lanes (on zmm each lane reduced, then one register
+//!    folded, as the zmm loop does); the reduced hash feeds the next
+//!    batch's first multiply through one XOR, the only dependency between
+//!    batches.
 //!    ChaCha20-Poly1305: 16 vertical state registers through 10 double
 //!    rounds, the final addition, the transpose, data XOR, loads and
 //!    stores, with Poly1305 of the same bytes in the same loop: on general
@@ -104,12 +106,11 @@ vpaddd zmm19, zmm19, zmm20
 vpxord zmm8, zmm8, zmm23; AR8 zmm, zmm17; GH2 8, 9, 1; AR8 zmm, zmm17
 AR8 zmm, zmm17; GH2 10, 11, 0; AR8 zmm, zmm17; AR8 zmm, zmm17; GH2 12, 13, 0; AR8 zmm, zmm17
 AR8 zmm, zmm17; GH2 14, 15, 0; AR8 zmm, zmm17; .rept 1 + \extra; AR8 zmm, zmm17; .endr
-vpternlogd zmm25, zmm23, zmm24, 0x96; vpslldq zmm26, zmm25, 8; vpsrldq zmm25, zmm25, 8
-vpxord zmm23, zmm23, zmm26; vpxord zmm24, zmm24, zmm25
-vextracti64x4 ymm26, zmm23, 1; vextracti64x4 ymm27, zmm24, 1; vpxord ymm23, ymm23, ymm26; vpxord ymm24, ymm24, ymm27
-vextracti32x4 xmm26, ymm23, 1; vextracti32x4 xmm27, ymm24, 1; vpxord xmm23, xmm23, xmm26; vpxord xmm24, xmm24, xmm27
-vpclmulqdq xmm26, xmm23, xmm31, 0x10; vpshufd xmm23, xmm23, 0x4e; vpxord xmm23, xmm23, xmm26
-vpclmulqdq xmm26, xmm23, xmm31, 0x10; vpshufd xmm23, xmm23, 0x4e; vpternlogd xmm23, xmm24, xmm26, 0x96
+vpternlogd zmm25, zmm23, zmm24, 0x96
+vpclmulqdq zmm26, zmm23, zmm31, 0x10; vpshufd zmm27, zmm23, 0x4e; vpternlogd zmm25, zmm26, zmm27, 0x96
+vpclmulqdq zmm26, zmm25, zmm31, 0x10; vpshufd zmm27, zmm25, 0x4e; vpternlogd zmm24, zmm26, zmm27, 0x96
+vextracti64x4 ymm26, zmm24, 1; vpxord ymm24, ymm24, ymm26
+vextracti32x4 xmm26, ymm24, 1; vpxord xmm23, xmm24, xmm26
 .irp r,0,1,2,3,4,5,6,7
 vaesenclast zmm\r, zmm\r, zmm17; vpxord zmm\r, zmm\r, [rdi + 64*\r]; vmovdqu64 [rdi + 2048 + 64*\r], zmm\r
 .endr

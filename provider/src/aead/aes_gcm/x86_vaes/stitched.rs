@@ -21,11 +21,28 @@ use super::super::kernel::BatchKeys;
 
 /// Two in each lane's low dword (the step between registers' counters),
 /// then the GHASH reduction constant (low qword 1, high qword
-/// `0xc2 << 56`).
+/// `0xc2 << 56`) in each lane.
 #[repr(C, align(32))]
-struct Consts([u32; 12]);
+struct Consts([u32; 16]);
 
-static CONSTS: Consts = Consts([2, 0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0xc200_0000]);
+static CONSTS: Consts = Consts([
+    2,
+    0,
+    0,
+    0,
+    2,
+    0,
+    0,
+    0,
+    1,
+    0,
+    0,
+    0xc200_0000,
+    1,
+    0,
+    0,
+    0xc200_0000,
+]);
 
 /// `GH1 j`: GHASH of register `j` (0-7) of the batch at `{hp}`: its two
 /// blocks, byte-swapped (the running value joins block 0 of register 0),
@@ -54,9 +71,10 @@ vpxor ymm11, ymm11, ymm13
 }
 
 /// The loop: counters, one hash step in each of rounds 1-8 (register 7
-/// first, so the running value joins last), the remaining rounds, the fold
-/// of the lanes and the reduction (the next batch's running value), then
-/// the last round with the input XORed into its key and the stores.
+/// first, so the running value joins last), the remaining rounds, the
+/// reduction in each lane and the fold of the lanes (the next batch's
+/// running value; docs/decisions.md, "Reduce, then fold"), then the last
+/// round with the input XORed into its key and the stores.
 macro_rules! body {
     () => {
         r"
@@ -86,20 +104,16 @@ AR8
 .endr
 vpxor ymm11, ymm11, ymm10
 vpxor ymm11, ymm11, ymm12
-vextracti128 xmm13, ymm10, 1
-vpxor xmm10, xmm10, xmm13
-vextracti128 xmm13, ymm11, 1
-vpxor xmm11, xmm11, xmm13
+vpclmulqdq ymm13, ymm10, [{c} + 32], 0x10
+vpshufd ymm14, ymm10, 0x4e
+vpxor ymm11, ymm11, ymm13
+vpxor ymm11, ymm11, ymm14
+vpclmulqdq ymm13, ymm11, [{c} + 32], 0x10
+vpshufd ymm14, ymm11, 0x4e
+vpxor ymm12, ymm12, ymm13
+vpxor ymm12, ymm12, ymm14
 vextracti128 xmm13, ymm12, 1
-vpxor xmm12, xmm12, xmm13
-vpclmulqdq xmm13, xmm10, [{c} + 32], 0x10
-vpshufd xmm14, xmm10, 0x4e
-vpxor xmm11, xmm11, xmm13
-vpxor xmm11, xmm11, xmm14
-vpclmulqdq xmm13, xmm11, [{c} + 32], 0x10
-vpshufd xmm14, xmm11, 0x4e
-vpxor xmm12, xmm12, xmm13
-vpxor xmm15, xmm12, xmm14
+vpxor xmm15, xmm12, xmm13
 vbroadcasti128 ymm8, [{rk} + 16*{nr}]
 .irp s,0,1,2,3,4,5,6,7
 vpxor ymm13, ymm8, [{src} + 32*\s]
@@ -146,7 +160,7 @@ pub(super) unsafe fn batches<const NR: usize, const OPEN: bool>(
     ));
     // SAFETY: the instructions are AVX, AVX2, VAES and VPCLMULQDQ, which the CPU has (this fn's
     // contract). Loads: `[rk]` up to `16 * NR + 16` bytes, `[h]` and `[hx]` 256 bytes each,
-    // `[c]` the 48 bytes of `CONSTS`, `[ctr]` 32 bytes (also stored, a valid `&mut`), `[hp]` and
+    // `[c]` the 64 bytes of `CONSTS`, `[ctr]` 32 bytes (also stored, a valid `&mut`), `[hp]` and
     // `[src]` 256 bytes per iteration, advancing by 256, `n` times: within `input` (open) or
     // the previous batch and then `output` (seal). Stores: 256 bytes of `[dst]` per iteration,
     // within `output`. No stack; every register written is an operand or declared clobbered,

@@ -13,9 +13,9 @@
 //! byte-swap mask; zmm10-12 the sums lo, mi, hi; zmm13-15 and zmm30-31
 //! temporaries; zmm16 the counters (lane `i` of the next register: `c + i`,
 //! as `Lanes::counters`); zmm17 32 in each lane's low dword; zmm18 the
-//! running GHASH value (lane 0, other lanes zero); xmm19 the reduction
-//! constant; zmm20 and zmm21 4 and 8 in each lane's top byte, added to
-//! byte-swapped counters; zmm22-29 the batch being hashed, register `j` in
+//! running GHASH value (lane 0, other lanes zero); zmm19 the reduction
+//! constant in every lane; zmm20 and zmm21 4 and 8 in each lane's top
+//! byte, added to byte-swapped counters; zmm22-29 the batch being hashed, register `j` in
 //! zmm`22+j`: a seal keeps the ciphertext it stored in the iteration
 //! before (reloaded, the stores that had not yet completed stalled the
 //! loads, most when split across cache lines: docs/decisions.md, "The zmm
@@ -87,9 +87,10 @@ vpternlogd zmm11, zmm14, zmm30, 0x96
 
 /// The loop: counters, 4 pairs of hash steps in rounds 1, 3, 5 and 7
 /// (registers 1 and 0 first: the running value, reduced before the last
-/// round of the iteration before, is ready then), the remaining rounds, the fold of the
-/// lanes and the reduction (the next batch's running value), then the
-/// last round with the input XORed into its key and the stores.
+/// round of the iteration before, is ready then), the remaining rounds, the
+/// reduction in each lane and the fold of the lanes (the next batch's
+/// running value; docs/decisions.md, "Reduce, then fold"), then the last
+/// round with the input XORed into its key and the stores.
 macro_rules! body {
     () => {
         r"
@@ -150,25 +151,16 @@ AR8
 .endif
 .endr
 vpternlogd zmm11, zmm10, zmm12, 0x96
-vextracti64x4 ymm13, zmm10, 1
-vextracti64x4 ymm14, zmm11, 1
-vextracti64x4 ymm15, zmm12, 1
-vpxord ymm10, ymm10, ymm13
-vpxord ymm11, ymm11, ymm14
-vpxord ymm12, ymm12, ymm15
-vextracti32x4 xmm13, ymm10, 1
-vextracti32x4 xmm14, ymm11, 1
-vextracti32x4 xmm15, ymm12, 1
-vpxord xmm10, xmm10, xmm13
-vpxord xmm11, xmm11, xmm14
-vpxord xmm12, xmm12, xmm15
-vpclmulqdq xmm13, xmm19, xmm10, 0x01
-vpshufd xmm14, xmm10, 0x4e
-vpternlogd xmm11, xmm13, xmm14, 0x96
-vpclmulqdq xmm13, xmm19, xmm11, 0x01
-vpshufd xmm14, xmm11, 0x4e
-vpternlogd xmm12, xmm13, xmm14, 0x96
-vmovdqa64 xmm18, xmm12
+vpclmulqdq zmm13, zmm19, zmm10, 0x01
+vpshufd zmm14, zmm10, 0x4e
+vpternlogd zmm11, zmm13, zmm14, 0x96
+vpclmulqdq zmm13, zmm19, zmm11, 0x01
+vpshufd zmm14, zmm11, 0x4e
+vpternlogd zmm12, zmm13, zmm14, 0x96
+vextracti64x4 ymm13, zmm12, 1
+vpxord ymm12, ymm12, ymm13
+vextracti32x4 xmm13, ymm12, 1
+vpxord xmm18, xmm12, xmm13
 vbroadcasti32x4 zmm8, [{rk} + 16*{nr}]
 LAST 0, 22
 LAST 1, 23
@@ -226,7 +218,7 @@ pub(super) unsafe fn batches<const NR: usize, const OPEN: bool>(
     // swap each register's counters (4 apart: `thirty_two` shifted right by 3).
     let thirty_two = _mm512_set4_epi32(0, 0, 0, 32);
     let step = _mm512_set4_epi32(4 << 24, 0, 0, 0);
-    let poly = _mm_set_epi64x(0xc200_0000_0000_0000u64 as i64, 1);
+    let poly = _mm512_broadcast_i32x4(_mm_set_epi64x(0xc200_0000_0000_0000u64 as i64, 1));
     // SAFETY: the instructions are AVX-512F/BW/VL, VAES and VPCLMULQDQ, which the CPU has
     // (this fn's contract). Loads: `[rk]` up to `16 * NR + 16` bytes, `[h]` and `[hx]` 512
     // bytes each; `[hp]` 512 bytes per iteration, advancing by 512, `n` times, within
@@ -253,7 +245,7 @@ pub(super) unsafe fn batches<const NR: usize, const OPEN: bool>(
             in("zmm9") mask,
             in("zmm17") thirty_two,
             in("zmm20") step,
-            in("xmm19") poly,
+            in("zmm19") poly,
             out("zmm21") _, out("zmm22") _, out("zmm23") _, out("zmm24") _,
             out("zmm25") _, out("zmm26") _, out("zmm27") _, out("zmm28") _,
             out("zmm29") _, out("zmm30") _, out("zmm31") _,
