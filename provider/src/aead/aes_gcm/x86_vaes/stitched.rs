@@ -1,11 +1,12 @@
 //! The ymm engine's steady state as one assembly loop: each iteration is a
 //! 256-byte batch of AES-CTR (8 ymm, 16 blocks) with the GHASH of a
-//! 256-byte batch (Karatsuba, one reduction) between its rounds. Written
-//! as assembly for the reason the zmm loop is (docs/decisions.md, "The ymm
-//! batch loop"): compiled from the intrinsics kernel, the open kept AES
-//! states and partial products on the stack, since the 16 ymm registers
-//! hold exactly what a batch needs and nothing more. Here every value
-//! stays in a register and the constants are memory operands.
+//! 256-byte batch (Karatsuba, one reduction, lane by lane) between its
+//! rounds. Written as assembly for the reason the zmm loop is
+//! (docs/decisions.md, "The ymm batch loop"): compiled from the intrinsics
+//! kernel, the open kept AES states and partial products on the stack,
+//! since the 16 ymm registers hold exactly what a batch needs and nothing
+//! more. Here every value stays in a register and the constants are
+//! memory operands.
 //!
 //! Registers: ymm0-7 the AES states; ymm8 the round key; ymm9 the
 //! byte-swap mask; ymm10-12 the sums lo, mi, hi; ymm13-14 temporaries;

@@ -1,11 +1,11 @@
 //! The Karatsuba zmm engine's steady state as one assembly loop: each
 //! iteration is a 512-byte batch of AES-CTR (8 zmm, 32 blocks) with the
-//! GHASH of a 512-byte batch (Karatsuba, one reduction) between its
-//! rounds. Written as assembly because compiled from the intrinsics kernel
-//! the loop ran about 1.3x slower than its own instruction mix
-//! (docs/decisions.md, "The zmm batch loop"): here every value stays in a
-//! register, the rounds and hash steps are laid out once, and nothing
-//! touches the stack.
+//! GHASH of a 512-byte batch (Karatsuba, one reduction, lane by lane)
+//! between its rounds. Written as assembly because compiled from the
+//! intrinsics kernel the loop ran about 1.3x slower than its own
+//! instruction mix (docs/decisions.md, "The zmm batch loop"): here every
+//! value stays in a register, the rounds and hash steps are laid out once,
+//! and nothing touches the stack.
 //!
 //! Registers: zmm0-7 the AES states; zmm8 the round key (and, in an open,
 //! a temporary of the hash between a round's `vaesenc`s and the next
