@@ -20,30 +20,16 @@ use core::arch::x86_64::*;
 
 use super::super::kernel::BatchKeys;
 
-/// Two in each lane's low dword (the step between registers' counters),
-/// then the GHASH reduction constant (low qword 1, high qword
-/// `0xc2 << 56`) in each lane.
-#[repr(C, align(32))]
-struct Consts([u32; 16]);
+/// The GHASH reduction constant in one lane (low qword 1, high qword
+/// `0xc2 << 56`), as dwords.
+const POLY: [u32; 4] = [1, 0, 0, 0xc200_0000];
 
-static CONSTS: Consts = Consts([
-    2,
-    0,
-    0,
-    0,
-    2,
-    0,
-    0,
-    0,
-    1,
-    0,
-    0,
-    0xc200_0000,
-    1,
-    0,
-    0,
-    0xc200_0000,
-]);
+/// Two in each lane's low dword (the step between registers' counters),
+/// then [`POLY`] in each lane.
+#[repr(C, align(32))]
+struct Consts([[u32; 4]; 4]);
+
+static CONSTS: Consts = Consts([[2, 0, 0, 0], [2, 0, 0, 0], POLY, POLY]);
 
 /// `GH1 j`: GHASH of register `j` (0-7) of the batch at `{hp}`: its two
 /// blocks, byte-swapped (the running value joins block 0 of register 0),

@@ -15,12 +15,13 @@
 //! as `Lanes::counters`); zmm17 32 in each lane's low dword; zmm18 the
 //! running GHASH value (lane 0, other lanes zero); zmm19 the reduction
 //! constant in every lane; zmm20 and zmm21 4 and 8 in each lane's top
-//! byte, added to byte-swapped counters; zmm22-29 the batch being hashed, register `j` in
-//! zmm`22+j`: a seal keeps the ciphertext it stored in the iteration
-//! before (reloaded, the stores that had not yet completed stalled the
-//! loads, most when split across cache lines: docs/decisions.md, "The zmm
-//! batch loop"); an open loads its input there and XORs it into the last
-//! round from there, one load per block ("Loads in the zmm loop").
+//! byte, added to byte-swapped counters; zmm22-29 the batch being hashed,
+//! register `j` in zmm`22+j`: a seal keeps the ciphertext it stored in the
+//! iteration before (reloaded, the stores that had not yet completed
+//! stalled the loads, most when split across cache lines:
+//! docs/decisions.md, "The zmm batch loop"); an open loads its input there
+//! and XORs it into the last round from there, one load per block ("Loads
+//! in the zmm loop").
 #![allow(unsafe_code)]
 
 use core::arch::asm;
