@@ -9,11 +9,12 @@
 #     each engine's floor);
 #   - every size from 16 B to 4 KiB every 48 bytes, per class, summarised
 #     (the lowest ratio, the median, the sizes under 1.00x and reruns of them);
-#   - `Base` against the base provider (aws-lc-rs) alone;
+#   - `Base` against the base provider alone: aws-lc-rs (the default
+#     feature) and ring (the benches built with `ring-base`);
 #   - QUIC per packet through rustls's `quic` objects, per class;
 #   - TLS writes through rustls (client write and server read) against
 #     rustls's aws-lc-rs and ring providers (benches/interleaved.rs, TLS=1),
-#     on this CPU's engines and on `Base` (BASE=1);
+#     on this CPU's engines and on `Base` (BASE=1, on both base providers);
 #   - key setup against aws-lc-rs, ring and BoringSSL, and full handshakes
 #     through rustls and quinn against aws-lc-rs (benches/keys.rs).
 # One file per CPU model, so a run on another machine adds its CPU instead
@@ -112,6 +113,13 @@ tmp=$(mktemp)
     BASE_SCRUB=1 taskset -c "$core" cargo bench -q -p rustls-fusion-benches --bench interleaved -- "$sizes" "$algs" base 2>/dev/null \
         | sed -n '/^|/,$p;/^$/p'
     echo
+    echo "### \`Base\` on ring"
+    echo
+    echo "Command: \`BASE_SCRUB=1 taskset -c $core cargo bench -p rustls-fusion-benches --no-default-features --features ring-base --bench interleaved -- $sizes $algs base\`"
+    echo "(the provider built on ring: \`Base\` runs ring's AEAD, read against ring)."
+    BASE_SCRUB=1 taskset -c "$core" cargo bench -q -p rustls-fusion-benches --no-default-features --features ring-base --bench interleaved -- "$sizes" "$algs" base 2>/dev/null \
+        | sed -n '/^|/,$p;/^$/p'
+    echo
     echo "## QUIC per packet"
     for class in avx512 avx2 aesni; do
         echo
@@ -137,6 +145,14 @@ tmp=$(mktemp)
     echo "(ours pinned to \`Base\` for both AEADs: what a CPU without our engines gets)."
     echo
     BASE=1 TLS=1 taskset -c "$core" cargo bench -q -p rustls-fusion-benches --bench interleaved -- 64,1024,16384 2>/dev/null \
+        | sed -n '/^ns per/,$p'
+    echo
+    echo "### \`Base\` on ring through rustls"
+    echo
+    echo "Command: \`BASE=1 TLS=1 taskset -c $core cargo bench -p rustls-fusion-benches --no-default-features --features ring-base --bench interleaved -- 64,1024,16384\`"
+    echo "(the provider built on ring, pinned to \`Base\`: what a CPU without our engines gets with feature \`ring\`)."
+    echo
+    BASE=1 TLS=1 taskset -c "$core" cargo bench -q -p rustls-fusion-benches --no-default-features --features ring-base --bench interleaved -- 64,1024,16384 2>/dev/null \
         | sed -n '/^ns per/,$p'
     echo
     echo "## Key setup and handshakes"

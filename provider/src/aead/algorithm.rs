@@ -176,6 +176,20 @@ impl AnyKey {
         }
     }
 
+    /// Whether [`Self::seal_split`] reads a long `prefix` where it lies,
+    /// writing each ciphertext byte once: our engines do, and `Base` does
+    /// where the base provider has a scatter seal ([`super::base::Base::reads_apart`]);
+    /// otherwise it copies `prefix` into `buf` first, and a caller with the
+    /// plaintext in pieces should copy it there itself.
+    pub(crate) fn reads_apart(&self) -> bool {
+        let alg = match self {
+            Self::Aes128Gcm(_) => Algorithm::Aes128Gcm,
+            Self::Aes256Gcm(_) => Algorithm::Aes256Gcm,
+            Self::ChaCha20Poly1305(_) => Algorithm::ChaCha20Poly1305,
+        };
+        self.backend() != Backend::Base || super::base::Base::reads_apart(alg)
+    }
+
     /// Seals `prefix` followed by `buf[prefix.len()..]` into `buf`.
     #[inline]
     pub(crate) fn seal_split(

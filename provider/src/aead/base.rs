@@ -79,6 +79,13 @@ impl Base {
         );
     }
 
+    /// Whether a seal of a separate `src` reads it where it lies (aws-lc's
+    /// scatter seal, AES-GCM only: [`Self::seal_apart`]) rather than copying
+    /// it into the buffer first.
+    pub(crate) const fn reads_apart(alg: Algorithm) -> bool {
+        cfg!(feature = "aws-lc-rs") && !matches!(alg, Algorithm::ChaCha20Poly1305)
+    }
+
     /// Turns the per-call scrub on or off.
     pub(crate) fn harden(&mut self, hardening: Hardening) {
         self.2 = hardening.scrubs_base_stack();

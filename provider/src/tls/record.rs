@@ -91,7 +91,10 @@ impl Sealer {
     /// gets `EncryptError` (G10, G12). The engine reads a single-chunk
     /// plaintext of more than [`COPY_MAX`] bytes straight from rustls's
     /// buffer and writes the ciphertext into the record, so each such
-    /// plaintext byte is read once; shorter plaintext is copied first.
+    /// plaintext byte is read once; shorter plaintext, and any plaintext
+    /// for a key that would copy it anyway (`AnyKey::reads_apart`), is
+    /// copied first.
+    #[inline(always)]
     pub(crate) fn seal(
         &mut self,
         nonce: &[u8; NONCE_LEN],
@@ -114,7 +117,9 @@ impl Sealer {
             // short path (up to 448 bytes) copies its input into the
             // buffer anyway, and the zero fill is one more call
             // (docs/decisions.md, "ChaCha20-Poly1305 record shapes (Intel Xeon)").
-            OutboundChunks::Single(src) if src.len() > COPY_MAX => {
+            // Where the key would copy `src` into the buffer itself (`Base`
+            // without a scatter seal), it is copied here instead of zeroed.
+            OutboundChunks::Single(src) if src.len() > COPY_MAX && self.key.reads_apart() => {
                 payload.extend(core::iter::repeat_n(&0, src.len()));
                 src
             }
@@ -148,6 +153,7 @@ impl Opener {
     /// Opens `body = ciphertext ‖ tag` in place for read sequence `seq` and
     /// returns the plaintext length. Any failure is `DecryptError` and
     /// leaves `body` zeroed (O5).
+    #[inline(always)]
     pub(crate) fn open(
         &mut self,
         seq: u64,
