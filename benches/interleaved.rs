@@ -41,11 +41,12 @@ use rustls_fusion_benches::tls_link::{own_suite, providers, Link};
 use rustls_fusion_benches::{class_from_env, Class};
 
 /// The provider's base, whose AEAD `Base` runs: aws-lc-rs by default, ring
-/// with `--no-default-features --features ring-base`.
-const BASE_PROVIDER: &str = if cfg!(feature = "ring-base") {
-    "ring"
-} else {
+/// with `--no-default-features --features ring-base` (with both features
+/// the provider takes aws-lc-rs).
+const BASE_PROVIDER: &str = if cfg!(feature = "aws-lc-rs") {
     "aws-lc-rs"
+} else {
+    "ring"
 };
 
 /// Rounds of bursts per size and operation.

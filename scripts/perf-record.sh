@@ -47,6 +47,7 @@ cargo bench -q -p rustls-fusion-benches --bench interleaved --no-run >/dev/null 
 cargo bench -q -p rustls-fusion-benches --bench quic --no-run >/dev/null 2>&1
 cargo bench -q -p rustls-fusion-benches --bench keys --no-run >/dev/null 2>&1
 cargo bench -q -p rustls-fusion-benches --bench limits --no-run >/dev/null 2>&1
+cargo bench -q -p rustls-fusion-benches --no-default-features --features ring-base --bench interleaved --no-run >/dev/null 2>&1
 
 tmp=$(mktemp)
 {

@@ -46,8 +46,13 @@ fn base_records_match_the_default_engines() {
     let base = rustls_fusion::provider_with_backends(Backend::Base, Backend::Base)
         .expect("Base runs everywhere");
     let mut rng = Rng::new(11);
-    for (&ours, &on_base) in all_suites().iter().zip(&base.cipher_suites) {
-        assert_eq!(ours.suite(), on_base.suite());
+    for &ours in all_suites() {
+        // Looked up by name: the order of the suites follows the CPU.
+        let on_base = *base
+            .cipher_suites
+            .iter()
+            .find(|s| s.suite() == ours.suite())
+            .expect("Base has every suite");
         let iv = rng.array();
         let mut a = pair(ours, 5, iv);
         let mut b = pair(on_base, 5, iv);

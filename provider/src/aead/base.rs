@@ -80,8 +80,9 @@ impl Base {
     }
 
     /// Whether a seal of a separate `src` reads it where it lies (aws-lc's
-    /// scatter seal, AES-GCM only: [`Self::seal_apart`]) rather than copying
-    /// it into the buffer first.
+    /// scatter seal, AES-GCM only: [`Self::seal_apart`], for a tail after
+    /// `src` of up to 16 bytes, as TLS's is) rather than copying it into the
+    /// buffer first.
     pub(crate) const fn reads_apart(alg: Algorithm) -> bool {
         cfg!(feature = "aws-lc-rs") && !matches!(alg, Algorithm::ChaCha20Poly1305)
     }
