@@ -19,12 +19,18 @@
 //! `SEAL_ALONE=1` adds a row per payload that seals without header
 //! protection (our packet key through rustls's object, BoringSSL's AEAD
 //! called directly): what the header-protection call adds to each.
+//! `BASE=1` pins ours to `Base` for both AEADs (what a CPU without our
+//! engines gets), adds a column that reads it against the base provider's
+//! own QUIC keys (aws-lc-rs's, or ring's with the benches built
+//! `--no-default-features --features ring-base`) and skips the standalone
+//! API.
 
 use std::hint::black_box;
 use std::time::Instant;
 
 use rustls::quic::DirectionalKeys;
 use rustls::CipherSuite;
+use rustls_fusion::aead::Backend;
 use rustls_fusion::quic::{Cipher, InPacket, Opener, OutPacket, QuicError, Sealer};
 use rustls_fusion_benches::class_from_env;
 use rustls_fusion_benches::quic_keys::keys;
@@ -298,10 +304,11 @@ fn best(t: &[f64]) -> f64 {
     t.iter().copied().fold(f64::MAX, f64::min)
 }
 
-/// Median over rounds of min(references in the round) / ours in the round.
-fn ratio(times: &[Vec<f64>], refs: usize, ours: usize) -> f64 {
+/// Median over rounds of min(references `refs` in the round) / ours in the
+/// round.
+fn ratio(times: &[Vec<f64>], refs: &[usize], ours: usize) -> f64 {
     let mut r: Vec<f64> = (0..ROUNDS)
-        .map(|k| times[..refs].iter().map(|t| t[k]).fold(f64::MAX, f64::min) / times[ours][k])
+        .map(|k| refs.iter().map(|&i| times[i][k]).fold(f64::MAX, f64::min) / times[ours][k])
         .collect();
     r.sort_by(f64::total_cmp);
     r[ROUNDS / 2]
@@ -309,10 +316,20 @@ fn ratio(times: &[Vec<f64>], refs: usize, ours: usize) -> f64 {
 
 fn main() {
     let class = class_from_env();
+    let on_base = std::env::var_os("BASE").is_some();
     let fusion = match class {
+        _ if on_base => rustls_fusion::provider_with_backends(Backend::Base, Backend::Base)
+            .expect("Base runs everywhere"),
         Some(c) => rustls_fusion::provider_with_backends(c.aes_backend(), c.chacha)
             .expect("class engines run here"),
         None => rustls_fusion::default_provider(),
+    };
+    // The provider's base (as `interleaved.rs`): aws-lc-rs unless the
+    // benches are built on ring alone.
+    let base_name = if cfg!(feature = "aws-lc-rs") {
+        "aws-lc-rs"
+    } else {
+        "ring"
     };
     let aws = rustls::crypto::aws_lc_rs::default_provider();
     let ring = rustls::crypto::ring::default_provider();
@@ -332,7 +349,8 @@ fn main() {
         ),
     ] {
         let chacha = cipher == Cipher::ChaCha20Poly1305;
-        let with_ring = class.is_none_or(|c| if chacha { c.ring_chacha } else { c.ring_aes });
+        let with_ring =
+            on_base || class.is_none_or(|c| if chacha { c.ring_chacha } else { c.ring_aes });
         // BoringSSL is limited to every class by OPENSSL_ia32cap (lib.rs).
         let mut imps: Vec<(&str, QuicImp)> = vec![
             ("aws-lc-rs", QuicImp::Rustls(keys(&aws, id))),
@@ -341,15 +359,34 @@ fn main() {
         if with_ring {
             imps.push(("ring", QuicImp::Rustls(keys(&ring, id))));
         }
-        let refs = imps.len();
+        let refs: Vec<usize> = (0..imps.len()).collect();
         imps.push(("fusion", QuicImp::Rustls(keys(&fusion, id))));
         let ours = imps.len() - 1;
+        let base = on_base.then(|| {
+            refs.iter()
+                .copied()
+                .find(|&i| imps[i].0 == base_name)
+                .expect("the base provider is a reference")
+        });
+        let r = Row {
+            refs: &refs,
+            ours,
+            base,
+        };
         println!("\n### {id:?}\n");
         print!("| payload | op |");
         for (name, _) in &imps {
             print!(" {name} |");
         }
-        println!(" ratio |\n|---|---|{}---|", "---|".repeat(imps.len()));
+        print!(" ratio |");
+        if on_base {
+            print!(" fusion / {base_name} |");
+        }
+        println!(
+            "\n|---|---|{}---|{}",
+            "---|".repeat(imps.len()),
+            if on_base { "---|" } else { "" }
+        );
         for payload in [40usize, 200, 1200, 1350, 1452] {
             let len = HEADER + payload + 16;
             let iters = (2_000_000 / (len + 200)).max(50);
@@ -359,13 +396,13 @@ fn main() {
                 imps[i].1.seal_protect(pn, &mut bufs[i]);
                 black_box(&bufs[i]);
             });
-            row(payload, "seal + protect header", &t, refs, ours);
+            r.print(payload, "seal + protect header", &t);
             if std::env::var_os("SEAL_ALONE").is_some() {
                 let t = interleave(imps.len(), iters, |i, pn| {
                     imps[i].1.seal_only(pn, &mut bufs[i]);
                     black_box(&bufs[i]);
                 });
-                row(payload, "seal alone", &t, refs, ours);
+                r.print(payload, "seal alone", &t);
             }
             // Header removal + open (the packet restored before each).
             // Sealed by a fresh key object (a packet number is sealed once
@@ -392,7 +429,7 @@ fn main() {
                 bufs[i].copy_from_slice(&sealed[i]);
                 black_box(imps[i].1.unprotect_open(5, &mut bufs[i]));
             });
-            row(payload, "remove header + open", &t, refs, ours);
+            r.print(payload, "remove header + open", &t);
         }
         // The header-protection call alone.
         let mut firsts = vec![0x41u8; imps.len()];
@@ -403,17 +440,34 @@ fn main() {
                 .1
                 .protect_header(black_box(&sample), &mut firsts[i], &mut pns[i]);
         });
-        row(16, "header protection alone", &t, refs, ours);
-        standalone(cipher);
+        r.print(16, "header protection alone", &t);
+        // Our standalone API runs our engines, not `Base`.
+        if !on_base {
+            standalone(cipher);
+        }
     }
 }
 
-fn row(payload: usize, op: &str, t: &[Vec<f64>], refs: usize, ours: usize) {
-    print!("| {payload} | {op} |");
-    for x in t {
-        print!(" {:.1} |", best(x));
+/// Which columns a table row reads: the references, ours, and (`BASE=1`)
+/// the base provider's own keys.
+struct Row<'a> {
+    refs: &'a [usize],
+    ours: usize,
+    base: Option<usize>,
+}
+
+impl Row<'_> {
+    fn print(&self, payload: usize, op: &str, t: &[Vec<f64>]) {
+        print!("| {payload} | {op} |");
+        for x in t {
+            print!(" {:.1} |", best(x));
+        }
+        print!(" {:.2}× |", ratio(t, self.refs, self.ours));
+        if let Some(b) = self.base {
+            print!(" {:.2}× |", ratio(t, &[b], self.ours));
+        }
+        println!();
     }
-    println!(" {:.2}× |", ratio(t, refs, ours));
 }
 
 /// Our standalone API: 10-packet `seal_batch` against 10 `seal_packet`
@@ -465,9 +519,8 @@ fn standalone(cipher: Cipher) {
         black_box(&bufs);
     });
     let per = |x: f64| x / BATCH as f64;
-    // ratio(t, refs, ours) takes the references first: reorder.
-    let vs_separate = ratio(&[t[2].clone(), t[1].clone()], 1, 1);
-    let vs_packet = ratio(&[t[0].clone(), t[1].clone()], 1, 1);
+    let vs_separate = ratio(&t, &[2], 1);
+    let vs_packet = ratio(&t, &[0], 1);
     println!(
         "\nstandalone, 1350-byte payloads, ns per packet: 10 × (seal, protect header) through \
          rustls's objects {:.1}, 10 × seal_packet {:.1}, seal_batch(10) {:.1} \

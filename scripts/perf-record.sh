@@ -11,7 +11,8 @@
 #     (the lowest ratio, the median, the sizes under 1.00x and reruns of them);
 #   - `Base` against the base provider alone: aws-lc-rs (the default
 #     feature) and ring (the benches built with `ring-base`);
-#   - QUIC per packet through rustls's `quic` objects, per class;
+#   - QUIC per packet through rustls's `quic` objects, per class and on
+#     `Base` (both base providers);
 #   - TLS writes through rustls (client write and server read) against
 #     rustls's aws-lc-rs and ring providers (benches/interleaved.rs, TLS=1),
 #     on this CPU's engines and on `Base` (BASE=1, on both base providers);
@@ -47,7 +48,7 @@ cargo bench -q -p rustls-fusion-benches --bench interleaved --no-run >/dev/null 
 cargo bench -q -p rustls-fusion-benches --bench quic --no-run >/dev/null 2>&1
 cargo bench -q -p rustls-fusion-benches --bench keys --no-run >/dev/null 2>&1
 cargo bench -q -p rustls-fusion-benches --bench limits --no-run >/dev/null 2>&1
-cargo bench -q -p rustls-fusion-benches --no-default-features --features ring-base --bench interleaved --no-run >/dev/null 2>&1
+cargo bench -q -p rustls-fusion-benches --no-default-features --features ring-base --bench interleaved --bench quic --no-run >/dev/null 2>&1
 
 tmp=$(mktemp)
 {
@@ -129,6 +130,18 @@ tmp=$(mktemp)
         echo "Command: \`CPU_CLASS=$class taskset -c $core cargo bench -p rustls-fusion-benches --bench quic\`"
         CPU_CLASS=$class taskset -c "$core" cargo bench -q -p rustls-fusion-benches --bench quic 2>/dev/null \
             | sed -n '/^CPU class/,$p' || echo "(skipped: this CPU does not run the class's engines)"
+    done
+    for base in aws-lc-rs ring; do
+        features=()
+        if [ "$base" = ring ]; then features=(--no-default-features --features ring-base); fi
+        echo
+        echo "### \`Base\` on $base"
+        echo
+        echo "Command: \`BASE=1 taskset -c $core cargo bench -p rustls-fusion-benches ${features[*]:+${features[*]} }--bench quic\`"
+        echo "(ours pinned to \`Base\`; the last column reads it against $base's own QUIC keys)."
+        echo
+        BASE=1 taskset -c "$core" cargo bench -q -p rustls-fusion-benches "${features[@]}" --bench quic 2>/dev/null \
+            | sed -n '/^ns per/,$p'
     done
     echo
     echo "## Through rustls: TLS writes"
