@@ -38,16 +38,7 @@ use rustls_fusion::aead::{Backend, Hardening};
 use rustls_fusion_benches::records::{self, best, median_ratio, time_records, Alg, Imp};
 use rustls_fusion_benches::reference::Reference;
 use rustls_fusion_benches::tls_link::{own_suite, providers, Link};
-use rustls_fusion_benches::{class_from_env, Class};
-
-/// The provider's base, whose AEAD `Base` runs: aws-lc-rs by default, ring
-/// with `--no-default-features --features ring-base` (with both features
-/// the provider takes aws-lc-rs).
-const BASE_PROVIDER: &str = if cfg!(feature = "aws-lc-rs") {
-    "aws-lc-rs"
-} else {
-    "ring"
-};
+use rustls_fusion_benches::{class_from_env, Class, BASE_PROVIDER};
 
 /// Rounds of bursts per size and operation.
 const ROUNDS: usize = 25;

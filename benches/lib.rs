@@ -36,6 +36,16 @@ pub mod records;
 pub mod reference;
 pub mod tls_link;
 
+/// The provider's base, whose AEAD and QUIC keys `Base` runs, by the name
+/// its reference goes by: aws-lc-rs by default, ring with the benches built
+/// `--no-default-features --features ring-base` (with both features the
+/// provider takes aws-lc-rs).
+pub const BASE_PROVIDER: &str = if cfg!(feature = "aws-lc-rs") {
+    "aws-lc-rs"
+} else {
+    "ring"
+};
+
 /// An x86-64 CPU class: what it lacks, what our detection picks there.
 #[derive(Debug)]
 pub struct Class {

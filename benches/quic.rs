@@ -32,9 +32,9 @@ use rustls::quic::DirectionalKeys;
 use rustls::CipherSuite;
 use rustls_fusion::aead::Backend;
 use rustls_fusion::quic::{Cipher, InPacket, Opener, OutPacket, QuicError, Sealer};
-use rustls_fusion_benches::class_from_env;
 use rustls_fusion_benches::quic_keys::keys;
 use rustls_fusion_benches::reference::BoringAead;
+use rustls_fusion_benches::{class_from_env, BASE_PROVIDER};
 
 const ROUNDS: usize = 25;
 const CID: usize = 8;
@@ -324,13 +324,6 @@ fn main() {
             .expect("class engines run here"),
         None => rustls_fusion::default_provider(),
     };
-    // The provider's base (as `interleaved.rs`): aws-lc-rs unless the
-    // benches are built on ring alone.
-    let base_name = if cfg!(feature = "aws-lc-rs") {
-        "aws-lc-rs"
-    } else {
-        "ring"
-    };
     let aws = rustls::crypto::aws_lc_rs::default_provider();
     let ring = rustls::crypto::ring::default_provider();
     if let Some(c) = class {
@@ -365,7 +358,7 @@ fn main() {
         let base = on_base.then(|| {
             refs.iter()
                 .copied()
-                .find(|&i| imps[i].0 == base_name)
+                .find(|&i| imps[i].0 == BASE_PROVIDER)
                 .expect("the base provider is a reference")
         });
         let r = Row {
@@ -380,7 +373,7 @@ fn main() {
         }
         print!(" ratio |");
         if on_base {
-            print!(" fusion / {base_name} |");
+            print!(" fusion / {BASE_PROVIDER} |");
         }
         println!(
             "\n|---|---|{}---|{}",
