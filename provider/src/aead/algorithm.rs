@@ -3,7 +3,7 @@
 //! TLS record layer and QUIC build per traffic key.
 
 use super::{
-    secret, Aes128Gcm, Aes256Gcm, Backend, BlockKey, ChaCha20Poly1305, Hardening, OpenError,
+    secret, Aes128Gcm, Aes256Gcm, Backend, Base, BlockKey, ChaCha20Poly1305, Hardening, OpenError,
     NONCE_LEN, TAG_LEN,
 };
 
@@ -64,6 +64,11 @@ pub(crate) enum AnyKey {
     Aes128Gcm(Aes128Gcm),
     Aes256Gcm(Aes256Gcm),
     ChaCha20Poly1305(ChaCha20Poly1305),
+    /// Any algorithm on [`Backend::Base`], held here rather than inside an
+    /// engine enum: one match reaches the base provider's call, and the
+    /// record layer seals in its shape (docs/decisions.md, "The record
+    /// layer on `Base`").
+    Base(Base),
 }
 
 impl AnyKey {
@@ -79,6 +84,11 @@ impl AnyKey {
         hardening: Hardening,
     ) -> Option<Self> {
         const LEN: &str = "key length matches the algorithm";
+        if backend.unwrap_or_else(|| alg.best_backend()) == Backend::Base {
+            return Some(secret::set_up(Backend::Base, hardening, |_| {
+                Self::Base(Base::hardened(alg, key, hardening))
+            }));
+        }
         Some(match alg {
             Algorithm::Aes128Gcm => Self::Aes128Gcm(Aes128Gcm::with_choice(
                 key.try_into().expect(LEN),
@@ -145,6 +155,7 @@ impl AnyKey {
         secret::set_up(backend, hardening, |stack| {
             let slot = Box::<T>::new_uninit();
             let made = match alg {
+                _ if backend == Backend::Base => Self::Base(Base::hardened(alg, key, hardening)),
                 Algorithm::Aes128Gcm => Self::Aes128Gcm(Aes128Gcm::build(
                     key.try_into().expect(LEN),
                     backend,
@@ -173,6 +184,7 @@ impl AnyKey {
             Self::Aes128Gcm(k) => k.backend(),
             Self::Aes256Gcm(k) => k.backend(),
             Self::ChaCha20Poly1305(k) => k.backend(),
+            Self::Base(_) => Backend::Base,
         }
     }
 
@@ -185,12 +197,10 @@ impl AnyKey {
     /// into `buf` first, and a caller with the plaintext in pieces should
     /// copy it there itself.
     pub(crate) fn reads_apart(&self) -> bool {
-        let alg = match self {
-            Self::Aes128Gcm(_) => Algorithm::Aes128Gcm,
-            Self::Aes256Gcm(_) => Algorithm::Aes256Gcm,
-            Self::ChaCha20Poly1305(_) => Algorithm::ChaCha20Poly1305,
-        };
-        self.backend() != Backend::Base || super::base::Base::reads_apart(alg)
+        match self {
+            Self::Base(k) => Base::reads_apart(k.algorithm()),
+            _ => true,
+        }
     }
 
     /// Seals `prefix` followed by `buf[prefix.len()..]` into `buf`.
@@ -206,6 +216,7 @@ impl AnyKey {
             Self::Aes128Gcm(k) => k.seal_split(nonce, aad, prefix, buf),
             Self::Aes256Gcm(k) => k.seal_split(nonce, aad, prefix, buf),
             Self::ChaCha20Poly1305(k) => k.seal_split(nonce, aad, prefix, buf),
+            Self::Base(k) => k.seal(nonce, aad, prefix, buf),
         }
     }
 
@@ -233,16 +244,17 @@ impl AnyKey {
             Self::Aes128Gcm(k) => k.open_in_place(nonce, aad, buf, tag),
             Self::Aes256Gcm(k) => k.open_in_place(nonce, aad, buf, tag),
             Self::ChaCha20Poly1305(k) => k.open_in_place(nonce, aad, buf, tag),
+            Self::Base(k) => k.open(nonce, aad, buf, tag),
         }
     }
 
     /// Whether [`Self::seal_with_block`] runs `block` inside the seal (our
     /// AES-GCM engines with our AES block key) rather than after it.
     pub(crate) fn fuses_block(&self, block: &BlockKey) -> bool {
-        let ours = !matches!(self.backend(), Backend::Base);
+        let ours = self.backend() != Backend::Base;
         match self {
             Self::Aes128Gcm(_) | Self::Aes256Gcm(_) => ours && !matches!(block, BlockKey::Base(..)),
-            Self::ChaCha20Poly1305(_) => false,
+            Self::ChaCha20Poly1305(_) | Self::Base(_) => false,
         }
     }
 
@@ -271,7 +283,7 @@ impl AnyKey {
             let fused = match self {
                 Self::Aes128Gcm(k) => k.seal_fused(nonce, aad, buf, keys, at),
                 Self::Aes256Gcm(k) => k.seal_fused(nonce, aad, buf, keys, at),
-                Self::ChaCha20Poly1305(_) => None,
+                Self::ChaCha20Poly1305(_) | Self::Base(_) => None,
             };
             if let Some((tag, out)) = fused {
                 let mut five = [0u8; 5];
@@ -309,7 +321,7 @@ mod tests {
                 let fused = match &aead {
                     AnyKey::Aes128Gcm(k) => k.seal_fused(&[0; NONCE_LEN], b"", &mut buf, keys, 4),
                     AnyKey::Aes256Gcm(k) => k.seal_fused(&[0; NONCE_LEN], b"", &mut buf, keys, 4),
-                    AnyKey::ChaCha20Poly1305(_) => unreachable!("AES-GCM"),
+                    AnyKey::ChaCha20Poly1305(_) | AnyKey::Base(_) => unreachable!("our AES-GCM"),
                 };
                 assert!(fused.is_some(), "{alg:?} on {backend} does not fuse");
             }

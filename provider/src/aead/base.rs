@@ -79,6 +79,73 @@ impl Base {
         );
     }
 
+    /// [`Self::new`] with `hardening` applied.
+    pub(crate) fn hardened(alg: Algorithm, key: &[u8], hardening: Hardening) -> Self {
+        let mut key = Self::new(alg, key);
+        key.harden(hardening);
+        key
+    }
+
+    pub(crate) fn algorithm(&self) -> Algorithm {
+        self.1
+    }
+
+    /// Seals `buf[from..]` in place and appends the tag to `buf`: the shape
+    /// the base provider's own rustls record layer seals in (a record
+    /// buffer that grows), so nothing is copied between frames of ours.
+    /// `from` skips what is not sealed (TLS 1.2's explicit nonce).
+    ///
+    /// # Panics
+    /// If `from > buf.len()`, or the message is beyond the algorithm's
+    /// length limit (tens of GiB).
+    #[inline(always)]
+    pub(crate) fn seal_append<B>(
+        &self,
+        nonce: &[u8; NONCE_LEN],
+        aad: &[u8],
+        buf: &mut B,
+        from: usize,
+    ) where
+        B: AsMut<[u8]> + for<'a> Extend<&'a u8>,
+    {
+        let nonce = aead::Nonce::assume_unique_for_key(*nonce);
+        let aad = aead::Aad::from(aad);
+        let sealed = if from == 0 {
+            self.0.seal_in_place_append_tag(nonce, aad, buf)
+        } else {
+            self.0
+                .seal_in_place_separate_tag(nonce, aad, &mut buf.as_mut()[from..])
+                .map(|tag| buf.extend(tag.as_ref()))
+        };
+        sealed.expect("message within the algorithm's length limit");
+        self.scrub_if_hardened();
+    }
+
+    /// Opens `body = ciphertext ‖ tag` in place (the base provider's own
+    /// record shape). On failure, including a `body` shorter than a tag,
+    /// `body` is all zeros.
+    #[inline(always)]
+    pub(crate) fn open_within(
+        &self,
+        nonce: &[u8; NONCE_LEN],
+        aad: &[u8],
+        body: &mut [u8],
+    ) -> Result<(), OpenError> {
+        let nonce = aead::Nonce::assume_unique_for_key(*nonce);
+        let opened = self
+            .0
+            .open_in_place(nonce, aead::Aad::from(aad), body)
+            .is_ok();
+        self.scrub_if_hardened();
+        if opened {
+            Ok(())
+        } else {
+            // Both libraries may have written to `body` before the check.
+            body.zeroize();
+            Err(OpenError)
+        }
+    }
+
     /// Whether a seal of a separate `src` reads it where it lies (aws-lc's
     /// scatter seal, AES-GCM only: [`Self::seal_apart`], for a tail after
     /// `src` of up to 16 bytes, as TLS's is) rather than copying it into the

@@ -201,6 +201,16 @@ impl BlockKey {
             Self::Aes128(k) => k.mask(input),
             #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
             Self::Aes256(k) => k.mask(input),
+            // The base provider's mask by value, as its own QUIC key gives
+            // it: no array of ours to fill and wipe.
+            Self::Base(k, scrub) => {
+                let mask = k.new_mask(input).expect("16-byte sample");
+                if *scrub {
+                    super::secret::scrub_stack::<{ super::secret::BASE_BLOCK }>();
+                }
+                mask
+            }
+            #[allow(unreachable_patterns)] // `Base` is the only key off x86-64 and aarch64
             _ => {
                 let mut out = [[0u8; 5]];
                 self.apply(core::slice::from_ref(input), &mut out);

@@ -34,6 +34,7 @@ use core::fmt;
 pub use self::aes_gcm::{Aes128Gcm, Aes256Gcm};
 pub use self::algorithm::Algorithm;
 pub(crate) use self::algorithm::AnyKey;
+pub(crate) use self::base::Base;
 pub(crate) use self::block::{sample_of, BlockKey};
 pub use self::chacha20_poly1305::ChaCha20Poly1305;
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]

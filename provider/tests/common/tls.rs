@@ -6,12 +6,25 @@ use rustls::crypto::cipher::{
 };
 use rustls::crypto::tls13::OkmBlock;
 use rustls::{ContentType, Error, ProtocolVersion, SupportedCipherSuite, Tls12CipherSuite};
+use rustls_fusion::aead::Backend;
 use rustls_fusion::cipher_suite::{ALL_CIPHER_SUITES, TLS13_AES_128_GCM_SHA256};
 
 use super::Alg;
 
+/// Every suite on the engines this CPU picks, then every suite pinned to
+/// `Base` (the base provider's AEAD), which seals and opens records in its
+/// own shape (`tls/record.rs`): each record and guard test runs on both.
 pub fn all_suites() -> &'static [SupportedCipherSuite] {
-    ALL_CIPHER_SUITES
+    static SUITES: std::sync::OnceLock<Vec<SupportedCipherSuite>> = std::sync::OnceLock::new();
+    SUITES.get_or_init(|| {
+        let base = rustls_fusion::provider_with_backends(Backend::Base, Backend::Base)
+            .expect("Base runs everywhere");
+        ALL_CIPHER_SUITES
+            .iter()
+            .copied()
+            .chain(base.cipher_suites)
+            .collect()
+    })
 }
 
 pub fn tls12(suite: SupportedCipherSuite) -> Option<&'static Tls12CipherSuite> {
