@@ -1,5 +1,5 @@
 //! One build fact the code cannot read itself: whether this crate is
-//! compiled at opt-level 3, where `tests/stack_residue.rs` finds that some
+//! compiled at opt-level 3, where `tests/stack_residue/` finds that some
 //! AES-GCM engines' records spill no secret (the zmm engines, the ymm
 //! engine and the AVX AES-NI engine, both key sizes), so those skip the
 //! stack scrub

@@ -67,7 +67,9 @@ pub(crate) enum AnyKey {
     /// Any algorithm on [`Backend::Base`], held here rather than inside an
     /// engine enum: one match reaches the base provider's call, and the
     /// record layer seals in its shape (docs/decisions.md, "The record
-    /// layer on `Base`").
+    /// layer on `Base`"). [`Self::new`] and [`Self::boxed_in`] build every
+    /// `Base` key as this variant; the other variants hold our engines
+    /// (the engine enums keep a `Base` variant for the public AEAD types).
     Base(Base),
 }
 
@@ -188,21 +190,6 @@ impl AnyKey {
         }
     }
 
-    /// Whether [`Self::seal_split`] reads a long `prefix` where it lies,
-    /// writing each ciphertext byte once: our engines do (but for what falls
-    /// short of a kernel's whole regions, copied: all of a plaintext under
-    /// 960 bytes on the zmm ChaCha20-Poly1305 lanes), and
-    /// `Base` does where the base provider has a scatter seal
-    /// ([`super::base::Base::reads_apart`]); otherwise it copies `prefix`
-    /// into `buf` first, and a caller with the plaintext in pieces should
-    /// copy it there itself.
-    pub(crate) fn reads_apart(&self) -> bool {
-        match self {
-            Self::Base(k) => Base::reads_apart(k.algorithm()),
-            _ => true,
-        }
-    }
-
     /// Seals `prefix` followed by `buf[prefix.len()..]` into `buf`.
     #[inline]
     pub(crate) fn seal_split(
@@ -251,9 +238,9 @@ impl AnyKey {
     /// Whether [`Self::seal_with_block`] runs `block` inside the seal (our
     /// AES-GCM engines with our AES block key) rather than after it.
     pub(crate) fn fuses_block(&self, block: &BlockKey) -> bool {
-        let ours = self.backend() != Backend::Base;
+        // The AES-GCM variants hold our engines (`Self::Base` holds `Base`).
         match self {
-            Self::Aes128Gcm(_) | Self::Aes256Gcm(_) => ours && !matches!(block, BlockKey::Base(..)),
+            Self::Aes128Gcm(_) | Self::Aes256Gcm(_) => !matches!(block, BlockKey::Base(..)),
             Self::ChaCha20Poly1305(_) | Self::Base(_) => false,
         }
     }

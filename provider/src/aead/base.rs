@@ -1,5 +1,7 @@
 //! The `Base` backend: the base provider's own AEAD (aws-lc-rs's with the
-//! default feature, ring's with feature `ring`) behind our engine shape.
+//! default feature, ring's with feature `ring`): behind our engine shape
+//! for the public AEAD types, and in the base provider's own shape for the
+//! TLS record layer and QUIC header protection (`AnyKey::Base`).
 //!
 //! It runs wherever none of our engines does or none is the default: every
 //! target other than x86-64 (aarch64 servers and laptops, where the NEON
@@ -31,7 +33,7 @@ fn base_algorithm(alg: Algorithm) -> &'static aead::Algorithm {
 /// Scrubs the stack after a call into the base provider for `alg`: its
 /// code leaves E(K, J0) and plaintext (AES-GCM), the key, the Poly1305 key
 /// and keystream (ChaCha20-Poly1305) in frames down to 2.7 KiB and 1.2 KiB
-/// below the call (aws-lc on x86-64; `tests/stack_residue.rs`).
+/// below the call (aws-lc on x86-64; `tests/stack_residue/`).
 #[inline(always)]
 fn scrub(alg: Algorithm) {
     match alg {
@@ -159,9 +161,10 @@ impl Base {
         self.2 = hardening.scrubs_base_stack();
     }
 
-    /// Inlined into the dispatch: an in-place seal (every caller but TLS's
-    /// record layer) reaches a frame that keeps only the tag's address
-    /// and the key live across the base provider's call (docs/decisions.md,
+    /// Inlined into the dispatch: an in-place seal reaches a frame that
+    /// keeps only the tag's address and the key live across the base
+    /// provider's call; a split seal (the public out-of-place seal, TLS
+    /// records over 8 KiB on aws-lc-rs's AES-GCM) its own (docs/decisions.md,
     /// "One dispatch frame").
     #[inline(always)]
     pub(crate) fn seal(

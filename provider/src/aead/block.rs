@@ -101,7 +101,7 @@ impl BlockKey {
             Algorithm::ChaCha20Poly1305 => {
                 let key = key.try_into().expect("32-byte key");
                 // On aarch64 LLVM may build the words in this frame before the
-                // box write (`tests/stack_residue.rs`, ring base): scrubbed there.
+                // box write (`tests/stack_residue/`, ring base): scrubbed there.
                 #[cfg(target_arch = "aarch64")]
                 stack.mark();
                 match Blocks::new(key, backend) {
@@ -182,7 +182,7 @@ impl BlockKey {
                     *o = k.new_mask(i).expect("16-byte sample");
                 }
                 // The library's block function leaves its key and block on
-                // the stack (`tests/stack_residue.rs`), as it does without us.
+                // the stack (`tests/stack_residue/`), as it does without us.
                 if *scrub {
                     super::secret::scrub_stack::<{ super::secret::BASE_BLOCK }>();
                 }
@@ -192,8 +192,9 @@ impl BlockKey {
 
     /// The first five bytes of the block of one input: the mask of one
     /// QUIC packet, returned by value. On our AES engines it never leaves
-    /// registers; the other keys' slice output is wiped here, so a caller
-    /// that keeps the mask in registers leaves none of it in memory.
+    /// registers; our ChaCha20 keys' slice output is wiped here, so a
+    /// caller that keeps the mask in registers leaves none of it in memory;
+    /// `Base` returns the library's own by value.
     #[inline(always)]
     pub(crate) fn mask(&self, input: &[u8; 16]) -> [u8; 5] {
         match self {
@@ -202,7 +203,9 @@ impl BlockKey {
             #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
             Self::Aes256(k) => k.mask(input),
             // The base provider's mask by value, as its own QUIC key gives
-            // it: no array of ours to fill and wipe.
+            // it: no array of ours to fill and wipe (the mask is live across
+            // the opt-in scrub, in registers or this frame, as the caller's
+            // is after it).
             Self::Base(k, scrub) => {
                 let mask = k.new_mask(input).expect("16-byte sample");
                 if *scrub {

@@ -5,7 +5,8 @@
 //! key) for every later call. One call seals or opens a whole message,
 //! associated data included, in place and without allocating.
 //!
-//! The rustls record layer in this crate is built on exactly this API.
+//! The rustls record layer in this crate is built on the same engines
+//! (and, on `Base`, on the base provider's own calls).
 //!
 //! ```
 //! use rustls_fusion::aead::Aes128Gcm;
@@ -142,7 +143,7 @@ impl fmt::Display for Backend {
 /// Hardening a key can opt into beyond what every key has.
 ///
 /// Our engines always leave no key material on the stack (they scrub what
-/// they spill; `tests/stack_residue.rs`). [`Backend::Base`] runs the base
+/// they spill; `tests/stack_residue/`). [`Backend::Base`] runs the base
 /// provider's own code, which leaves what it leaves without rustls-fusion
 /// too (aws-lc's AES-GCM: E(K, J0) and plaintext in frames down to 2.7 KiB
 /// below the call); scrubbing that after every record adds 15–23 ns, a

@@ -6,7 +6,7 @@
 //! the stack) they cannot name, so each call is followed by a scrub of the
 //! stack below the caller: as deep as the engine's frame measured at run
 //! time ([`Frame`], the guard every engine's caller takes), or a fixed
-//! depth where `tests/stack_residue.rs`
+//! depth where `tests/stack_residue/`
 //! shows one suffices. Key setup on x86-64 writes key material from
 //! registers straight into the key's allocation and needs no scrub; where
 //! a setup frame does hold some (aarch64), it is marked and scrubbed the
@@ -19,7 +19,7 @@ pub(crate) use super::stack_pointer::stack_pointer;
 /// Overwrites the `N` bytes of stack just below the caller's frame, where
 /// the frames of the calls it just made lay: what the compiler spilled
 /// there and what the base provider's C code left. Each caller's `N` covers
-/// the deepest secret `tests/stack_residue.rs` finds below it, with room to
+/// the deepest secret `tests/stack_residue/` finds below it, with room to
 /// spare; that test fails if one is left.
 #[inline(always)]
 pub(crate) fn scrub_stack<const N: usize>() {
@@ -187,7 +187,7 @@ fn scrub_frame(depth: usize) {
 
 // Fixed scrub depths, where a call's frames are scrubbed to a constant
 // depth rather than as deep as a measured frame ([`scrub_below`]). Each
-// covers the deepest secret `tests/stack_residue.rs` finds below the call
+// covers the deepest secret `tests/stack_residue/` finds below the call
 // it follows, at opt-levels 3 and 2, with room to spare; that test fails if
 // one falls short. Our engines' depths exist where the engines do.
 
@@ -315,7 +315,7 @@ pub(crate) fn scrub_after_setup(
 /// frame is marked: for a key kept inline in the object a caller boxes
 /// (rustls's header-protection keys), the box must be made inside `make`,
 /// not after it returns. Our keys on x86-64 are written where they lie,
-/// so no such copy is made and nothing is marked (`tests/stack_residue.rs`
+/// so no such copy is made and nothing is marked (`tests/stack_residue/`
 /// checks both).
 #[inline(always)]
 pub(crate) fn set_up<T>(

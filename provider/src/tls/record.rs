@@ -5,7 +5,7 @@ use rustls::crypto::cipher::{AeadKey, Iv, OutboundChunks, PrefixedPayload};
 use rustls::{ConnectionTrafficSecrets, Error};
 use zeroize::{Zeroize, Zeroizing};
 
-use crate::aead::{Algorithm, AnyKey, Backend, Hardening, NONCE_LEN, TAG_LEN};
+use crate::aead::{Algorithm, AnyKey, Backend, Base, Hardening, NONCE_LEN, TAG_LEN};
 use crate::nonce_guard::{OpenGuard, SealGuard};
 
 /// Which AEAD a suite uses, which backend (if forced) and the opt-in
@@ -74,15 +74,15 @@ impl StaticIv {
 }
 
 /// Plaintext up to this long is copied into the record buffer and sealed
-/// in place; longer plaintext is read by the engine where it lies.
+/// in place; longer plaintext is read by the engine where it lies (on
+/// `Base`, the limit is [`BASE_COPY_MAX`]).
 const COPY_MAX: usize = 512;
 
 /// On `Base`, plaintext up to this long is copied and sealed in place even
 /// where the base provider could read it apart (aws-lc's AES-GCM scatter
-/// seal): the zero fill that sizes the buffer for a seal apart costs more
-/// than the copy saves below 8 KiB (`BASE=1 TLS=1` interleaved bench, Intel
-/// Xeon, against aws-lc-rs's provider: 1 KiB 0.96–0.98× apart, 0.98–0.99×
-/// copied; 8 KiB even; 16 KiB 1.06× apart, 0.99–1.00× copied).
+/// seal): below 8 KiB the zero fill that sizes the buffer for a seal apart
+/// costs more than the copy saves (docs/decisions.md, "The record layer on
+/// `Base`").
 const BASE_COPY_MAX: usize = 8192;
 
 /// The sealing half of a traffic key: the AEAD and its nonce guard.
@@ -99,11 +99,10 @@ impl Sealer {
     /// gets `EncryptError` (G10, G12). The engine reads a single-chunk
     /// plaintext of more than [`COPY_MAX`] bytes straight from rustls's
     /// buffer and writes the ciphertext into the record, so each such
-    /// plaintext byte is read once; shorter plaintext, and any plaintext
-    /// for a key that would copy it anyway (`AnyKey::reads_apart`), is
-    /// copied first. A `Base` key seals as the base provider's rustls
-    /// provider does, with the tag appended, but for a plaintext longer
-    /// than [`BASE_COPY_MAX`] that it reads apart.
+    /// plaintext byte is read once; shorter plaintext is copied first. A
+    /// `Base` key seals as the base provider's rustls provider does, with
+    /// the tag appended, but for a plaintext longer than [`BASE_COPY_MAX`]
+    /// that it reads apart (`Base::reads_apart`).
     #[inline(always)]
     pub(crate) fn seal(
         &mut self,
@@ -126,9 +125,9 @@ impl Sealer {
         // it reads a plaintext longer than `BASE_COPY_MAX` where it lies
         // (below).
         if let AnyKey::Base(base) = &self.key {
-            let apart = matches!(*plaintext, OutboundChunks::Single(src) if src.len() > BASE_COPY_MAX)
-                && self.key.reads_apart();
-            if !apart {
+            let long =
+                matches!(*plaintext, OutboundChunks::Single(src) if src.len() > BASE_COPY_MAX);
+            if !(long && Base::reads_apart(base.algorithm())) {
                 payload.extend_from_chunks(plaintext);
                 if let Some(ty) = inner_type {
                     payload.extend(&[ty]);
@@ -145,7 +144,9 @@ impl Sealer {
             // short path (up to 448 bytes) copies its input into the
             // buffer anyway, and the zero fill is one more call
             // (docs/decisions.md, "ChaCha20-Poly1305 record shapes (Intel Xeon)").
-            OutboundChunks::Single(src) if src.len() > COPY_MAX && self.key.reads_apart() => {
+            // Our engines, and `Base` past `BASE_COPY_MAX` where it reads
+            // apart (above), read a single slice where it lies.
+            OutboundChunks::Single(src) if src.len() > COPY_MAX => {
                 payload.extend(core::iter::repeat_n(&0, src.len()));
                 src
             }

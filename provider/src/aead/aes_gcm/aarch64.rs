@@ -80,7 +80,7 @@ pub(crate) fn to_u128(x: Block) -> u128 {
 // PMULL and PMULL2 are inline assembly on vector registers: with the
 // intrinsic (`vmull_p64` on extracted halves) LLVM loaded halves of key
 // powers into general registers, and a caller above the scrub saved one on
-// its stack (`tests/stack_residue.rs`).
+// its stack (`tests/stack_residue/`).
 
 /// `a.lo · b.lo` (`PMULL`).
 #[inline(always)]
@@ -126,7 +126,7 @@ unsafe impl Lanes for uint8x16_t {
     type KeyAlign = kernel::Align16;
     const REGS: usize = 8;
     // 32 registers hold a batch's round keys across batches; the spills
-    // left stay in the measured frame (tests/stack_residue.rs).
+    // left stay in the measured frame (tests/stack_residue/).
     const HOIST_SEAL_FROM: usize = 0;
     const HOIST_OPEN_FROM: usize = 0;
     const HOIST_SPILLS_BELOW_FRAME: bool = false;

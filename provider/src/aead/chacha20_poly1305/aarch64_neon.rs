@@ -242,7 +242,7 @@ unsafe impl Lanes for Neon2 {
     const SPLIT_OPEN_TAIL_MAX: usize = 0;
     /// The 2-block calls (up to 64 bytes) leave nothing on the stack; the
     /// calls of two and three sets of two-block rows spill rows
-    /// (`tests/stack_residue.rs` at opt-levels 3 and 2, under qemu).
+    /// (`tests/stack_residue/` at opt-levels 3 and 2, under qemu).
     const SHORT_SPILLS_OVER: usize = 64;
     type Pair = uint32x4_t;
 

@@ -57,7 +57,7 @@ pub(crate) unsafe trait Lanes: Copy {
     /// Whether records past the short path, of `nr` rounds in direction
     /// `dir`, may spill secrets, so that the entry point's frame is
     /// scrubbed after them (`scrub_batches`). False only where
-    /// `tests/stack_residue.rs` finds none, in the builds it tests
+    /// `tests/stack_residue/` finds none, in the builds it tests
     /// (docs/decisions.md, "AES-GCM scrub where nothing spills").
     #[inline(always)]
     fn batches_spill(nr: usize, dir: Direction) -> bool {

@@ -99,7 +99,7 @@ const SHORT: usize = 128;
 /// between rounds (AES-128 states in the xmm batches and the ymm open
 /// batches compiled from the intrinsics at opt-level 3, where those records
 /// run the assembly loops instead; many on zmm at opt-level 2:
-/// `tests/stack_residue.rs`
+/// `tests/stack_residue/`
 /// searches every intermediate state), and with their public counter
 /// blocks those are known inputs and outputs of reduced-round AES under
 /// the key. The short path spills none, nor do the records for which

@@ -40,7 +40,7 @@ impl<const N: usize> ScratchBuf for super::Scratch<N> {
 /// whose own short path leaves no secret on the stack);
 /// after header-protection blocks, `scrub_blocks` (a lone block:
 /// `secret::CHACHA20_ONE_BLOCK`): the fixed depths in
-/// `secret.rs`, which `tests/stack_residue.rs` checks at opt-levels 3
+/// `secret.rs`, which `tests/stack_residue/` checks at opt-levels 3
 /// and 2.
 ///
 /// # Safety
@@ -233,7 +233,7 @@ impl<E: Entry> Key<E> {
     /// Writes `key`'s words over this key's where it lies (in its holder's
     /// box): from the caller's key straight to their place, through no
     /// stack temporary, so no setup frame holds them and none is scrubbed
-    /// (`tests/stack_residue.rs` checks it).
+    /// (`tests/stack_residue/` checks it).
     #[inline(always)]
     pub(crate) fn key_in_place(&mut self, key: &[u8; 32]) {
         let words: &mut [u32; 8] = match &mut self.words {
@@ -360,7 +360,7 @@ impl<E: Entry> Blocks<E> {
     /// holder's setup frame, the words go from the key straight into the
     /// holder's box on x86-64, where no frame holds them and no scrub
     /// follows; on aarch64 the holder's setup frame is scrubbed
-    /// (`aead::block`; `tests/stack_residue.rs` checks both).
+    /// (`aead::block`; `tests/stack_residue/` checks both).
     #[inline(always)]
     pub(crate) fn new(key: &[u8; 32]) -> Option<Self> {
         if !E::detected() {

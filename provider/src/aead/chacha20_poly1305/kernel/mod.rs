@@ -87,7 +87,7 @@ pub(super) const fn small_max<L: Lanes>(dir: Direction) -> usize {
 /// the compiler spills state rows there. Rows of a block's last state
 /// before that addition, with its keystream (known wherever the plaintext
 /// is), give the key words, so the frame is scrubbed after such a call
-/// (`tests/stack_residue.rs` searches every intermediate state). Lane
+/// (`tests/stack_residue/` searches every intermediate state). Lane
 /// types whose calls of more than two blocks spill (NEON's register
 /// pairs) set [`Lanes::SHORT_SPILLS_OVER`]: every longer short record
 /// scrubs its frame.

@@ -15,7 +15,7 @@ pub(crate) fn le_words(key: &[u8; 32]) -> [u32; 8] {
 
 /// The key as eight little-endian words, written straight into their box.
 /// No frame of the setup holds them, so none is marked in a `SetupStack`
-/// and no scrub follows (`tests/stack_residue.rs` checks that none is
+/// and no scrub follows (`tests/stack_residue/` checks that none is
 /// needed).
 pub(crate) fn key_words(key: &[u8; 32]) -> Box<zeroize::Zeroizing<[u32; 8]>> {
     // Allocated first (`malloc`; a zeroed box is a slower `calloc`), then
