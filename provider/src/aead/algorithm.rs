@@ -86,27 +86,27 @@ impl AnyKey {
         hardening: Hardening,
     ) -> Option<Self> {
         const LEN: &str = "key length matches the algorithm";
-        if backend.unwrap_or_else(|| alg.best_backend()) == Backend::Base {
+        // Resolved once, as in `boxed_in`.
+        let backend = backend.unwrap_or_else(|| alg.best_backend());
+        if backend == Backend::Base {
             return Some(secret::set_up(Backend::Base, hardening, |_| {
                 Self::Base(Base::hardened(alg, key, hardening))
             }));
         }
         Some(match alg {
-            Algorithm::Aes128Gcm => Self::Aes128Gcm(Aes128Gcm::with_choice(
+            Algorithm::Aes128Gcm => Self::Aes128Gcm(Aes128Gcm::with_hardening(
                 key.try_into().expect(LEN),
                 backend,
                 hardening,
             )?),
-            Algorithm::Aes256Gcm => Self::Aes256Gcm(Aes256Gcm::with_choice(
+            Algorithm::Aes256Gcm => Self::Aes256Gcm(Aes256Gcm::with_hardening(
                 key.try_into().expect(LEN),
                 backend,
                 hardening,
             )?),
-            Algorithm::ChaCha20Poly1305 => Self::ChaCha20Poly1305(ChaCha20Poly1305::with_choice(
-                key.try_into().expect(LEN),
-                backend,
-                hardening,
-            )?),
+            Algorithm::ChaCha20Poly1305 => Self::ChaCha20Poly1305(
+                ChaCha20Poly1305::with_hardening(key.try_into().expect(LEN), backend, hardening)?,
+            ),
         })
     }
 

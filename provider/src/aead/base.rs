@@ -138,12 +138,18 @@ impl Base {
             .0
             .open_in_place(nonce, aead::Aad::from(aad), body)
             .is_ok();
+        self.opened(opened, body)
+    }
+
+    /// After an open: the opt-in scrub, then `buf` zeroed on failure (both
+    /// libraries may have written to it before the check).
+    #[inline(always)]
+    fn opened(&self, opened: bool, buf: &mut [u8]) -> Result<(), OpenError> {
         self.scrub_if_hardened();
         if opened {
             Ok(())
         } else {
-            // Both libraries may have written to `body` before the check.
-            body.zeroize();
+            buf.zeroize();
             Err(OpenError)
         }
     }
@@ -301,15 +307,7 @@ impl Base {
         let opened = self
             .0
             .open_in_place_separate_tag(nonce, aad, aead::Tag::from(*tag), buf, 0..);
-        self.scrub_if_hardened();
-        match opened {
-            Ok(_) => Ok(()),
-            Err(_) => {
-                // Both libraries may have written to `buf` before the check.
-                buf.zeroize();
-                Err(OpenError)
-            }
-        }
+        self.opened(opened.is_ok(), buf)
     }
 }
 

@@ -341,18 +341,6 @@ macro_rules! aead_type {
                 Some(Self(engine))
             }
 
-            /// On `backend`, or on the best this CPU runs where it is `None`
-            /// (the record layer's and QUIC's choice of a suite's engine).
-            #[inline(always)]
-            pub(crate) fn with_choice(
-                key: &[u8; $key_len],
-                backend: Option<Backend>,
-                hardening: $crate::aead::Hardening,
-            ) -> Option<Self> {
-                let backend = backend.unwrap_or_else(Self::best);
-                Self::with_hardening(key, backend, hardening)
-            }
-
             /// The first of [`Self::backends`] (what `new` picks).
             pub(crate) fn best() -> Backend {
                 <$engine as $crate::aead::Engine>::best()
