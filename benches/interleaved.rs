@@ -27,6 +27,11 @@
 //! `CPU_CLASS`, as for records; BoringSSL has no rustls provider). `BASE=1`
 //! pins ours to `Base` for both AEADs.
 //!
+//! `SEAL_COPY=1` copies the plaintext into the buffer before each seal, as
+//! a TLS write has it, instead of sealing the last seal's output in place
+//! (every implementation alike); `BUF_ALIGN=<0..63>` fixes the buffer's
+//! address mod 64.
+//!
 //! Built with `--no-default-features --features ring-base`, the provider
 //! sits on ring: `Base` runs ring's AEAD and its extra column reads it
 //! against ring (against aws-lc-rs by default).

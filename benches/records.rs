@@ -260,6 +260,8 @@ pub fn time_records(
             buf.as_ptr() as usize % 64
         );
     }
+    let copy_in = std::env::var_os("SEAL_COPY").is_some();
+    let mut scratch = vec![0u8; n];
     for round in 0..rounds {
         for (op, is_seal) in [(0, true), (1, false)] {
             for k in 0..imps.len() {
@@ -267,7 +269,10 @@ pub fn time_records(
                 let imp = &imps[i].1;
                 let t = Instant::now();
                 for _ in 0..iters {
-                    if is_seal {
+                    if is_seal && copy_in {
+                        scratch.copy_from_slice(black_box(&pt[..]));
+                        black_box(imp.seal(&mut scratch));
+                    } else if is_seal {
                         black_box(imp.seal(buf));
                         toggle.sealed();
                     } else {

@@ -41,11 +41,12 @@ const DEAD: usize = 64 * 1024;
 /// three whole registers (224, 255, 383, 895: unfenced, one build spilled
 /// round keys there; `Lanes::fence`), the xmm AES-128 seals of one
 /// compiled batch (128, 192: below the assembly loop's 256 B), the zmm
-/// engine's masked passes of 5 to 8 registers (300, 480, 496) and the half
-/// batch after them (500), a TLS record.
-const LENGTHS: [usize; 26] = [
-    0, 1, 16, 100, 128, 192, 224, 255, 300, 321, 383, 400, 448, 480, 496, 500, 512, 895, 900, 1024,
-    1152, 1350, 2000, 3000, 4103, 16384,
+/// engine's one-pass records of 1 to 7 registers (0–432: 16, 100, 300,
+/// 400, 432), its masked passes of 8 registers (433, 480, 496) and the
+/// half batch after them (500), a TLS record.
+const LENGTHS: [usize; 28] = [
+    0, 1, 16, 100, 128, 192, 224, 255, 300, 321, 383, 400, 432, 433, 448, 480, 496, 500, 512, 895,
+    900, 1024, 1152, 1350, 2000, 3000, 4103, 16384,
 ];
 /// Lengths sealed with a 70-byte AAD: past the short path, the record is
 /// all tail (on zmm one right-aligned masked register, whose lanes below

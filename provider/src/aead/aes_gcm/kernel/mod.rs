@@ -24,7 +24,8 @@
 //! length block with one more reduction. Open hashes the batch it decrypts.
 //! Records under 128 bytes take a short path: E(J0) and all keystream
 //! blocks in one AES pass, then AAD, ciphertext and length block in one
-//! GHASH with one reduction.
+//! GHASH with one reduction. On zmm (byte masks), records up to 432 bytes
+//! run as one masked pass with E(J0) in it instead (`partial::masked_short`).
 //!
 //! # Safety
 //! Every `unsafe fn` here must only run on a CPU with the block features

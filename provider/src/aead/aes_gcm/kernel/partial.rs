@@ -5,7 +5,7 @@
 
 use super::super::arch::{self, Block};
 
-use super::ghash::Acc;
+use super::ghash::{lengths_block, Acc};
 use super::key::KeyData;
 use super::lanes::Lanes;
 use super::Direction;
@@ -252,16 +252,7 @@ pub(super) unsafe fn masked_tail<
                 };
                 (ct, blocks + 1 - j * V::BLOCKS)
             } else {
-                let input = last_input;
-                let output = xj.aesenclast(klast.xor(input));
-                output.store_masked(window, mask);
-                // The keystream past the data, and the earlier blocks' below
-                // it, never reach the hash.
-                let ct = if dir == Direction::Seal {
-                    output.keep_masked(mask)
-                } else {
-                    input
-                };
+                let (_, ct) = last_round_masked(*xj, klast, last_input, window, mask, dir);
                 (ct, V::BLOCKS + 1)
             };
             let mut d = ct.bswap();
@@ -281,6 +272,133 @@ pub(super) unsafe fn masked_tail<
         let (h, hx) = key.power::<Block>(1);
         narrow.mul_add(lengths, h, hx);
         wide.finish_with(narrow)
+    }
+}
+
+/// The last AES round of register `x` over `input`, the bytes `mask`
+/// selects at `window`, its output stored there under the mask. Returns
+/// the output and the block to hash: the ciphertext, zero outside the mask
+/// (keystream past the data, and of the lanes below it, never reaches the
+/// hash).
+///
+/// # Safety
+/// The CPU has the module's and `V`'s features and `V::MASKED`; the bytes
+/// `mask` selects at `window` are valid for writes.
+#[inline(always)]
+unsafe fn last_round_masked<V: Lanes>(
+    x: V,
+    klast: V,
+    input: V,
+    window: *mut u8,
+    mask: u64,
+    dir: Direction,
+) -> (V, V) {
+    // SAFETY: register-only `Lanes` methods and one masked store of the selected bytes,
+    // which this fn's contract makes writable.
+    unsafe {
+        let output = x.aesenclast(klast.xor(input));
+        output.store_masked(window, mask);
+        let ct = if dir == Direction::Seal {
+            output.keep_masked(mask)
+        } else {
+            input
+        };
+        (output, ct)
+    }
+}
+
+/// The byte mask of a 64-byte register whose bytes `lo..hi` are selected
+/// (none where `hi <= lo`).
+#[inline(always)]
+fn byte_mask(lo: usize, hi: usize) -> u64 {
+    let below = |k: usize| if k >= 64 { u64::MAX } else { (1u64 << k) - 1 };
+    below(hi) & !below(lo)
+}
+
+/// A record of `len` bytes at `p` (at most 27 blocks; AAD of at most 64
+/// bytes) encrypted or decrypted in place in one AES
+/// pass of `R` registers that also makes E(K, J0); returns the unreduced
+/// GHASH's reduction and E(K, J0). Where `Lanes::MASKED`, in place of the
+/// short path's single blocks (docs/decisions.md, "Short records on zmm").
+///
+/// The blocks are right-aligned as in [`masked_tail`]: the data's `b`
+/// blocks end in the last register's top lane and J0 takes the lane just
+/// before the first, `s = 4R - b - 1` (always in the first register), so
+/// lane `g` holds counter J0 + g - s and, for data, takes H^(4R + 1 - g)
+/// (one power load a register). That lane's input is masked off (zero),
+/// so its output is E(K, J0); the lanes below it hold keystream of
+/// counters before J0, never stored or hashed. AAD and lengths blocks
+/// take their powers on single blocks; one reduction for all.
+///
+/// # Safety
+/// The CPU has the module's and `V`'s features and `V::MASKED`; `p` is
+/// valid for reads and writes of `len` bytes; `aad.len() <= 64`.
+#[inline(always)]
+pub(super) unsafe fn masked_short<
+    V: Lanes,
+    const NR: usize,
+    const P: usize,
+    const X: usize,
+    const R: usize,
+>(
+    key: &KeyData<V, NR, P, X>,
+    j0: Block,
+    aad: &[u8],
+    p: *mut u8,
+    len: usize,
+    dir: Direction,
+) -> (Block, Block) {
+    // SAFETY: the CPU has the module's and `V`'s features with byte masks (this fn's
+    // contract). Register `j`'s 64-byte window starts `64j - 16(s + 1)` bytes from `p`
+    // (computed with `wrapping_*`: before `p` for the first register, which the window may
+    // reach into without touching), and its mask selects exactly the window's bytes within
+    // `[p, p + len)`, the only ones its masked load and store access; `power` asserts its
+    // exponents (at most `4 + 27 + 1`: the masked keys hold 32).
+    unsafe {
+        const { assert!(R >= 1) };
+        let reg = V::BLOCKS * 16;
+        debug_assert!(
+            V::MASKED && V::BLOCKS == 4,
+            "64-byte registers with byte masks"
+        );
+        let b = len.div_ceil(16);
+        // Public lengths; a wrong count would misplace the masked windows.
+        assert!(
+            b < R * V::BLOCKS && b + 1 > (R - 1) * V::BLOCKS && aad.len() <= 64,
+            "R registers of a one-pass record"
+        );
+        let s = R * V::BLOCKS - b - 1;
+        let (x, klast) =
+            aes_pass::<V, NR, P, X, R>(key, j0, |j| (j * V::BLOCKS) as i32 - s as i32, None);
+        let lead = 16 * (s + 1);
+        let mut wide = Acc::<V>::new();
+        let mut ek0 = V::zero();
+        for (j, xj) in x.iter().enumerate() {
+            let start = j * reg;
+            let window = p.wrapping_add(start).wrapping_sub(lead);
+            // Window byte `k` is record byte `start + k - lead`.
+            let mask = byte_mask(
+                lead.saturating_sub(start),
+                (len + lead).saturating_sub(start),
+            );
+            let input = V::load_masked(window, mask);
+            let (output, ct) = last_round_masked(*xj, klast, input, window, mask, dir);
+            if j == 0 {
+                // J0's lane, whose input is zero.
+                ek0 = output.keep_masked(0xffff << (16 * s));
+            }
+            let (h, hx) = key.power::<V>((R - j) * V::BLOCKS + 1);
+            wide.mul_add(ct.bswap(), h, hx);
+        }
+        let a = aad.len().div_ceil(16);
+        let mut narrow = Acc::<Block>::new();
+        for (t, chunk) in aad.chunks(16).enumerate() {
+            let (h, hx) = key.power::<Block>(a + b + 1 - t);
+            narrow.mul_add(load_partial(chunk).bswap(), h, hx);
+        }
+        let (h, hx) = key.power::<Block>(1);
+        narrow.mul_add(lengths_block(aad.len(), len), h, hx);
+        (wide.finish_with(narrow), ek0.fold())
     }
 }
 

@@ -10,7 +10,7 @@ use super::ctr::{encrypt_block, j0, keystream, keystream_plus};
 use super::ghash::{ghash_blocks, ghash_bytes, lengths_block};
 use super::key::{take_and_wipe, wipe, KeyData};
 use super::lanes::Lanes;
-use super::partial::{crypt_tail, load_partial, masked_tail, wide_tail};
+use super::partial::{crypt_tail, load_partial, masked_short, masked_tail, wide_tail};
 use super::{short, Direction, MAX_REGS};
 use crate::aead::{ct_eq, NONCE_LEN, TAG_LEN};
 
@@ -64,7 +64,8 @@ pub(super) unsafe fn crypt<
             && (!EXTRA || extra.is_none_or(|e| e.at + 16 <= main_end));
         // Where the lane type has byte masks, a record of under one batch
         // (up to 31 blocks: with the lengths block its hash's powers reach
-        // H^32) runs as one masked pass (`masked_tail`), no half batch.
+        // H^32) past `one_pass`'s runs as one masked pass (`masked_tail`),
+        // no half batch.
         // After whole batches the half batch stays: stitched with the hash
         // of the batch before it, it measured faster than that hash alone
         // and one pass for the rest (docs/decisions.md, "The record's tail").
@@ -79,7 +80,21 @@ pub(super) unsafe fn crypt<
             && n <= batch_bytes - 16;
         let half = !fuse && !masked_all && n - main_end >= batch_bytes / 2;
         let tail_start = main_end + if half { batch_bytes / 2 } else { 0 };
-        let (acc, ek0) = if short(n, aad.len()) {
+        let (acc, ek0) = if one_pass::<V, HOIST>(n, aad.len()) {
+            // One masked pass of up to 7 registers, E(K, J0) in it
+            // (`masked_short`); an extra block follows the tag, below.
+            copy_prefix(buf, src, 0);
+            let p = buf.as_mut_ptr();
+            match (n.div_ceil(16) + 1).div_ceil(V::BLOCKS) {
+                1 => masked_short::<V, NR, P, X, 1>(key, j0, aad, p, n, dir),
+                2 => masked_short::<V, NR, P, X, 2>(key, j0, aad, p, n, dir),
+                3 => masked_short::<V, NR, P, X, 3>(key, j0, aad, p, n, dir),
+                4 => masked_short::<V, NR, P, X, 4>(key, j0, aad, p, n, dir),
+                5 => masked_short::<V, NR, P, X, 5>(key, j0, aad, p, n, dir),
+                6 => masked_short::<V, NR, P, X, 6>(key, j0, aad, p, n, dir),
+                _ => masked_short::<V, NR, P, X, 7>(key, j0, aad, p, n, dir),
+            }
+        } else if short(n, aad.len()) {
             // Short record: E(J0) and every keystream block in one AES pass,
             // then AAD, ciphertext and lengths in one GHASH reduction.
             let mut ks = [arch::zero(); 9];
@@ -91,7 +106,7 @@ pub(super) unsafe fn crypt<
                 ghash_in[m] = load_partial(chunk).bswap();
                 m += 1;
             }
-            buf[..src.len()].copy_from_slice(src);
+            copy_prefix(buf, src, 0);
             m += crypt_tail(&ks[1..], buf, dir, &mut ghash_in[m..]);
             ghash_in[m] = lengths_block(aad.len(), n);
             let acc = ghash_blocks(key, arch::zero(), &ghash_in[..=m]);
@@ -106,7 +121,7 @@ pub(super) unsafe fn crypt<
             keystream(core::hint::black_box(key), j0, 1, &mut ks);
             let acc = ghash_bytes(key, arch::zero(), aad);
             let from_src = from_src(src.len(), tail_start, main_end, batch_bytes);
-            buf[from_src..src.len()].copy_from_slice(&src[from_src..]);
+            copy_prefix(buf, src, from_src);
             let rem = n - main_end;
             let mut last = [V::zero(); MAX_REGS];
             let lp: *mut u8 = last.as_mut_ptr().cast();
@@ -161,7 +176,7 @@ pub(super) unsafe fn crypt<
             // Batches come from `src` up to `from_src` (a batch boundary), then
             // from `buf`.
             let from_src = from_src(src.len(), tail_start, main_end, batch_bytes);
-            buf[from_src..src.len()].copy_from_slice(&src[from_src..]);
+            copy_prefix(buf, src, from_src);
             let ctr = j0.add_ctr(1);
             // One seal batch loop, by `seal_batches`'s `HOIST` and `LOOP`.
             macro_rules! seal_with {
@@ -317,6 +332,31 @@ pub(super) unsafe fn crypt<
             }
         }
         (tag, extra_out)
+    }
+}
+
+/// Records of at most this many bytes run as one masked pass where the
+/// lane type has byte masks (`masked_short`): 7 registers, whose powers,
+/// with 4 AAD blocks and the lengths block, reach H^32.
+const ONE_PASS_MAX: usize = 432;
+
+/// Whether a record of `n` bytes with `aad_len` bytes of AAD runs as one
+/// masked pass with E(K, J0) in it (`masked_short`): on lane types with
+/// byte masks, in the instances without the loop (which every record this
+/// short runs).
+#[inline(always)]
+fn one_pass<V: Lanes, const HOIST: u8>(n: usize, aad_len: usize) -> bool {
+    V::MASKED && (HOIST == NEVER || HOIST == BY_LENGTH) && n <= ONE_PASS_MAX && aad_len <= 64
+}
+
+/// Copies `src[from..]` into `buf[from..src.len()]` where that is not empty:
+/// `copy_from_slice` calls `memcpy` even for no bytes, and that call (with
+/// its `vzeroupper`) cost a seal in place 15–20 ns in some runs
+/// (docs/decisions.md, "Short records on zmm").
+#[inline(always)]
+fn copy_prefix(buf: &mut [u8], src: &[u8], from: usize) {
+    if from < src.len() {
+        buf[from..src.len()].copy_from_slice(&src[from..]);
     }
 }
 
