@@ -41,12 +41,13 @@ const DEAD: usize = 64 * 1024;
 /// three whole registers (224, 255, 383, 895: unfenced, one build spilled
 /// round keys there; `Lanes::fence`), the xmm AES-128 seals of one
 /// compiled batch (128, 192: below the assembly loop's 256 B), the zmm
-/// engine's one-pass records of 1 to 7 registers (0–432: 16, 100, 300,
-/// 400, 432), its masked passes of 8 registers (433, 480, 496) and the
-/// half batch after them (500), a TLS record.
-const LENGTHS: [usize; 28] = [
-    0, 1, 16, 100, 128, 192, 224, 255, 300, 321, 383, 400, 432, 433, 448, 480, 496, 500, 512, 895,
-    900, 1024, 1152, 1350, 2000, 3000, 4103, 16384,
+/// engine's one-pass records of 1 to 7 registers (0–432; unscrubbed
+/// under 128 bytes: 16, 100, 120 with 1–3 registers, then 192, 300, 350,
+/// 400, 432 with 4–7), its masked passes of 8 registers (433, 480, 496)
+/// and the half batch after them (500), a TLS record.
+const LENGTHS: [usize; 30] = [
+    0, 1, 16, 100, 120, 128, 192, 224, 255, 300, 321, 350, 383, 400, 432, 433, 448, 480, 496, 500,
+    512, 895, 900, 1024, 1152, 1350, 2000, 3000, 4103, 16384,
 ];
 /// Lengths sealed with a 70-byte AAD: past the short path, the record is
 /// all tail (on zmm one right-aligned masked register, whose lanes below
@@ -257,11 +258,13 @@ fn no_key_material_left_on_the_stack() {
     assert_none_found(&failures);
 }
 
-/// QUIC packet payload lengths: a short packet, one past a half batch
-/// (the fused pass that carries the header-protection block on ymm and
-/// xmm), common datagram payloads (the fused pass on zmm, the tail pass on
-/// ymm) and one on the ymm assembly loop.
-const QUIC_LENGTHS: [usize; 5] = [300, 400, 1200, 1350, 1600];
+/// QUIC packet payload lengths: a 40-byte packet (the short path, on zmm
+/// the one-pass record: neither scrubbed, the header-protection block
+/// after the tag), then a short packet, one past a half batch (the fused
+/// pass that carries the header-protection block on ymm and xmm), common
+/// datagram payloads (the fused pass on zmm, the tail pass on ymm) and one
+/// on the ymm assembly loop.
+const QUIC_LENGTHS: [usize; 6] = [40, 300, 400, 1200, 1350, 1600];
 
 /// QUIC: key setup, sealing a packet (with header protection, in the same
 /// call on AES-GCM), removing header protection and opening, for every

@@ -135,7 +135,8 @@ impl<E: Entry<NR>, const NR: usize> Key<E, NR> {
         }
     }
 
-    /// A record past the short path (which spills nothing) is sealed from
+    /// A record past the short path (which, with the zmm one pass of the
+    /// same lengths, spills nothing) is sealed from
     /// a frame aligned to half a page ([`secret::HalfPage`]); a short one
     /// skips that call, which costs about a nanosecond.
     pub(crate) fn seal(

@@ -127,8 +127,10 @@ pub(crate) unsafe trait Lanes: Copy {
     /// Whether the lane type loads, stores and keeps register bytes under a
     /// byte mask ([`Lanes::load_masked`] and the two after it; AVX-512BW):
     /// the record's tail then runs as one masked pass (`partial.rs`,
-    /// `masked_tail`) instead of whole registers and single blocks
-    /// (docs/decisions.md, "The record's tail").
+    /// `masked_tail`) instead of whole registers and single blocks, and a
+    /// record of up to 432 bytes as one pass with E(K, J0) in it
+    /// (`masked_short`; docs/decisions.md, "The record's tail", "Short
+    /// records on zmm").
     const MASKED: bool = false;
     /// The bytes of a register at `p` that `mask` selects (bit `i`, byte
     /// `i`), zero elsewhere; only the selected bytes are read (they must be

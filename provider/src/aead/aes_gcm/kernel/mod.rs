@@ -25,7 +25,8 @@
 //! Records under 128 bytes take a short path: E(J0) and all keystream
 //! blocks in one AES pass, then AAD, ciphertext and length block in one
 //! GHASH with one reduction. On zmm (byte masks), records up to 432 bytes
-//! run as one masked pass with E(J0) in it instead (`partial::masked_short`).
+//! with AAD of at most 64 run as one masked pass with E(J0) in it instead
+//! (`partial::masked_short`).
 //!
 //! # Safety
 //! Every `unsafe fn` here must only run on a CPU with the block features
@@ -89,11 +90,13 @@ use record::{open_loop, seal_loop, ALWAYS, BY_LENGTH, LAST, LOOP, NEVER};
 pub(super) use setup::expand;
 pub(crate) use setup::RoundKeys;
 
-/// Records shorter than this take the short path.
+/// Records shorter than this take the short path (on zmm, the one pass in
+/// the short path's frame).
 const SHORT: usize = 128;
 
 /// Scrubs the stack an entry point used after a record of `n` bytes with
-/// `aad_len` bytes of AAD that ran batches (every record but [`short`]'s):
+/// `aad_len` bytes of AAD past the short path (which, but on zmm up to
+/// 432 bytes, ran batches):
 /// `frame`'s call reached `bottom`, the
 /// entry point's stack pointer, as the ChaCha20 kernels scrub
 /// (`secret::Frame`). The batch loops spill AES states
@@ -103,8 +106,8 @@ const SHORT: usize = 128;
 /// `tests/stack_residue/`
 /// searches every intermediate state), and with their public counter
 /// blocks those are known inputs and outputs of reduced-round AES under
-/// the key. The short path spills none, nor do the records for which
-/// `Lanes::batches_spill` is false.
+/// the key. The short path and the zmm one pass spill none, nor do the
+/// records for which `Lanes::batches_spill` is false.
 #[inline(always)]
 pub(super) fn scrub_batches<V: Lanes, const NR: usize>(
     frame: &mut crate::aead::secret::Frame,
@@ -119,7 +122,9 @@ pub(super) fn scrub_batches<V: Lanes, const NR: usize>(
 }
 
 /// Whether a record of `n` bytes with `aad_len` bytes of AAD takes the
-/// short path: E(J0) and its keystream in one AES pass, one GHASH reduction.
+/// short path: E(J0) and its keystream in one AES pass, one GHASH reduction
+/// (on zmm, `record.rs`'s one pass), from the entry point's own frame and
+/// with no stack scrub after it.
 #[inline(always)]
 pub(super) fn short(n: usize, aad_len: usize) -> bool {
     n < SHORT && aad_len <= 64

@@ -1,7 +1,8 @@
 //! Partial blocks and tails: loads and stores of under 16 bytes through
 //! general registers, the keystream XOR of a record's last blocks, and the
 //! tail's passes: whole registers (`wide_tail`) and, on the lane types that
-//! have byte masks, all of it (`masked_tail`).
+//! have byte masks, all of it (`masked_tail`), or all of a record of up to
+//! 432 bytes with E(K, J0) (`masked_short`).
 
 use super::super::arch::{self, Block};
 

@@ -41,8 +41,10 @@ pub(super) unsafe fn crypt<
     // the fused pass copies `rem = n - main_end < V::BATCH * 16` bytes between `buf[main_end..]`
     // and `last`, `MAX_REGS >= V::REGS` registers, which `seal_batches` seals whole; the
     // masked tail gets `buf[tail_start..]`, `rem` bytes in at most 8 registers (31 blocks,
-    // `masked_all`, or under half a batch); every other load or store is on a whole local array or goes
-    // through `load_partial`/`store_partial`.
+    // `masked_all`, or under half a batch); the one pass (`one_pass`) gets `buf` whole, `n` bytes in
+    // `(n / 16 + 1) / 4` rounded up registers (checked by `masked_short`), after the prefix is
+    // copied in; every other load or store is on a whole local array or goes through
+    // `load_partial`/`store_partial`.
     unsafe {
         assert!(src.len() <= buf.len(), "prefix longer than the buffer");
         assert!((buf.len() as u64) <= (1 << 36) - 32, "GCM message too long");
@@ -51,7 +53,8 @@ pub(super) unsafe fn crypt<
         let mut extra_done = false;
         // Whole batches to `main_end`, then one half batch if that much is
         // left, then the tail (less than half a batch; on lane types with
-        // byte masks, a record of under one batch is all tail: `masked_all`).
+        // byte masks, a record of under one batch is all tail: `masked_all`,
+        // or, up to `ONE_PASS_MAX`, one pass with E(K, J0) in it).
         let batch_bytes = V::BATCH * 16;
         let main_end = n - n % batch_bytes;
         // A seal whose remainder is over half a batch seals all of it in one
