@@ -42,8 +42,8 @@ pub(super) unsafe fn crypt<
     // and `last`, `MAX_REGS >= V::REGS` registers, which `seal_batches` seals whole; the
     // masked tail gets `buf[tail_start..]`, `rem` bytes in at most 8 registers (31 blocks,
     // `masked_all`, or under half a batch); the one pass (`one_pass`) gets `buf` whole, `n` bytes in
-    // `(n / 16 + 1) / 4` rounded up registers (checked by `masked_short`), after the prefix is
-    // copied in; every other load or store is on a whole local array or goes through
+    // `(n.div_ceil(16) + 1).div_ceil(V::BLOCKS)` registers (checked by `masked_short`), after the
+    // prefix is copied in; every other load or store is on a whole local array or goes through
     // `load_partial`/`store_partial`.
     unsafe {
         assert!(src.len() <= buf.len(), "prefix longer than the buffer");
