@@ -73,6 +73,7 @@ cpufeatures::new!(cpuid_avx, "avx");
 impl Features {
     /// This CPU's features: detected once, then one atomic load and a copy
     /// (key setup asks for them once per backend it considers).
+    #[inline]
     pub(crate) fn get() -> Self {
         static CACHE: std::sync::OnceLock<Features> = std::sync::OnceLock::new();
         *CACHE.get_or_init(Self::detect)

@@ -269,3 +269,72 @@ fn hybrid_keys_with_each_cpus_loops_match_aws_lc_rs() {
         }
     }
 }
+
+/// Keys placed at every offset into their allocation (`KeyBox`: malloc
+/// gives 16-byte alignment, the zmm engine's key moves up to 48 bytes in to
+/// a cache line, the ymm engine's up to 16 to 32 bytes) lie at their
+/// alignment and seal and open like aws-lc-rs, both key sizes; a changed
+/// tag fails and zeroes the buffer.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn keys_at_every_offset_match_aws_lc_rs() {
+    use crate::aead::secret::SetupStack;
+    let cpu = Features::get();
+    let mut byte = bytes(13);
+    let lengths = [0, 16, 100, 432, 433, 1350, 4096, 16401];
+    let mut checked = 0;
+    macro_rules! each_offset {
+        ($key:ty, $key_len:literal, $align:literal, $detected:expr) => {
+            if $detected {
+                let mut seen = [false; $align / 16];
+                // Keys and fillers of 1-40 bytes kept alive: each key lands elsewhere
+                // (glibc's malloc, the system allocator the tests run on, places the
+                // fillers' 32- and 48-byte chunks between them).
+                let mut held = Vec::new();
+                for attempt in 0..1000 {
+                    if seen.iter().all(|&s| s) {
+                        break;
+                    }
+                    let key: [u8; $key_len] = core::array::from_fn(|_| byte());
+                    let k = <$key>::new(&key, &mut SetupStack::new()).unwrap();
+                    let (addr, lead) = k.placement();
+                    assert_eq!(addr % $align, 0, "{}", stringify!($key));
+                    if !seen[lead / 16] {
+                        seen[lead / 16] = true;
+                        checked += 1;
+                        for len in lengths {
+                            let what = format!("{}, lead {lead}, len {len}", stringify!($key));
+                            let nonce: [u8; 12] = core::array::from_fn(|_| byte());
+                            let aad: Vec<u8> = (0..len % 70).map(|_| byte()).collect();
+                            let pt: Vec<u8> = (0..len).map(|_| byte()).collect();
+                            let (ct, tag) = aws_lc_seal(&key, nonce, &aad, &pt);
+                            let mut buf = vec![0u8; len];
+                            assert_eq!(k.seal(&nonce, &aad, &pt, &mut buf), tag, "{what}");
+                            assert_eq!(buf, ct, "{what}");
+                            assert!(k.open(&nonce, &aad, &mut buf, &tag).is_ok(), "{what}");
+                            assert_eq!(buf, pt, "{what}");
+                            let mut bad = tag;
+                            bad[len % 16] ^= 1;
+                            let mut buf = ct.clone();
+                            assert!(k.open(&nonce, &aad, &mut buf, &bad).is_err(), "{what}");
+                            assert!(buf.iter().all(|&b| b == 0), "{what}");
+                        }
+                    }
+                    held.push((k, vec![0u8; 1 + attempt % 40]));
+                }
+                assert!(seen.iter().all(|&s| s), "{}: {seen:?}", stringify!($key));
+            }
+        };
+    }
+    each_offset!(x86_vaes512::hybrid::Key<10>, 16, 64, cpu.vaes_clmul512);
+    each_offset!(x86_vaes512::hybrid::Key<14>, 32, 64, cpu.vaes_clmul512);
+    each_offset!(x86_vaes512::schoolbook::Key<10>, 16, 64, cpu.vaes_clmul512);
+    each_offset!(x86_vaes512::karatsuba::Key<14>, 32, 64, cpu.vaes_clmul512);
+    each_offset!(x86_vaes::Key<10>, 16, 32, cpu.vaes_clmul256);
+    each_offset!(x86_vaes::Key<14>, 32, 32, cpu.vaes_clmul256);
+    each_offset!(x86_aesni::avx::Key<10>, 16, 16, cpu.aes_clmul_avx);
+    let want = if cpu.vaes_clmul512 { 16 } else { 0 }
+        + if cpu.vaes_clmul256 { 4 } else { 0 }
+        + usize::from(cpu.aes_clmul_avx);
+    assert_eq!(checked, want);
+}

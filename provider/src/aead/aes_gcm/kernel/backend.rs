@@ -3,8 +3,8 @@
 //! written once ([`Key`]).
 
 use super::{
-    open_loop, scrub_batches, seal_loop, short, Extra, Lanes, Loops, RoundKeys, ALWAYS, BY_LENGTH,
-    LAST, LOOP, NEVER,
+    open_loop, scrub_batches, seal_loop, short, Extra, KeyBox, Lanes, Loops, RoundKeys, ALWAYS,
+    BY_LENGTH, LAST, LOOP, NEVER,
 };
 use crate::aead::secret::{self, Frame, SetupStack};
 use crate::aead::{Direction, OpenError, NONCE_LEN, TAG_LEN};
@@ -24,7 +24,7 @@ pub(crate) unsafe trait Entry<const NR: usize> {
     type Lanes: Lanes;
     type Data;
     fn detected() -> bool;
-    fn uninit() -> Box<core::mem::MaybeUninit<Self::Data>>;
+    fn uninit() -> KeyBox<core::mem::MaybeUninit<Self::Data>>;
     unsafe fn expand(
         data: &mut core::mem::MaybeUninit<Self::Data>,
         key: &[u8],
@@ -89,7 +89,7 @@ macro_rules! placed {
 /// 16-byte keys, 14 for 32-byte keys). Exists only where `E` was detected.
 /// The second field: from how many bytes its seals and opens take the
 /// `LOOP` instance on this CPU (`Lanes::loops_here`).
-pub(crate) struct Key<E: Entry<NR>, const NR: usize>(Box<E::Data>, Loops);
+pub(crate) struct Key<E: Entry<NR>, const NR: usize>(KeyBox<E::Data>, Loops);
 
 impl<E: Entry<NR>, const NR: usize> Key<E, NR> {
     /// `None` unless this CPU has the backend's features.
@@ -111,6 +111,13 @@ impl<E: Entry<NR>, const NR: usize> Key<E, NR> {
                 <E::Lanes as Lanes>::loops_here(NR),
             ))
         }
+    }
+
+    /// The address of the key's data and how far into its allocation it
+    /// lies ([`KeyBox`]): the tests make keys at every offset.
+    #[cfg(all(test, target_arch = "x86_64"))]
+    pub(crate) fn placement(&self) -> (usize, usize) {
+        (core::ptr::from_ref(&*self.0) as usize, self.0.lead())
     }
 
     /// This key with another CPU's `LOOP` lengths: the tests run each
@@ -314,7 +321,7 @@ macro_rules! backend {
             }
 
             #[inline(always)]
-            fn uninit() -> Box<core::mem::MaybeUninit<KeyData<NR>>> {
+            fn uninit() -> $crate::aead::aes_gcm::kernel::KeyBox<core::mem::MaybeUninit<KeyData<NR>>> {
                 KeyData::<NR>::uninit()
             }
 

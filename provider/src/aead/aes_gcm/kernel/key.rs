@@ -39,6 +39,105 @@ impl<V: Lanes, const NR: usize, const P: usize, const X: usize> Drop for KeyData
     }
 }
 
+/// A key's data in a `malloc` allocation, at its type's alignment inside
+/// it (up to `align_of::<T>() - 16` bytes in): a zmm key on cache lines
+/// and a ymm key on 32 bytes without an aligned allocation, whose
+/// `posix_memalign` made key setup slower (docs/decisions.md, "Key
+/// layout"). Owns and drops its `T` as a `Box` does.
+pub(crate) struct KeyBox<T> {
+    /// The `T`, at `align_of::<T>()`.
+    data: core::ptr::NonNull<T>,
+    /// Bytes from the allocation's start to `data`.
+    lead: usize,
+}
+
+// SAFETY: a `KeyBox` owns its `T` alone, as a `Box` does.
+unsafe impl<T: Send> Send for KeyBox<T> {}
+// SAFETY: shared access to a `KeyBox` is shared access to its `T`.
+unsafe impl<T: Sync> Sync for KeyBox<T> {}
+
+impl<T> KeyBox<T> {
+    /// `malloc`'s 16-byte alignment and room to move the `T` to its own.
+    const LAYOUT: std::alloc::Layout = {
+        assert!(core::mem::align_of::<T>() >= 16 && core::mem::size_of::<T>() > 0);
+        let size = core::mem::size_of::<T>() + core::mem::align_of::<T>() - 16;
+        match std::alloc::Layout::from_size_align(size, 16) {
+            Ok(layout) => layout,
+            Err(_) => panic!("a key's size"),
+        }
+    };
+
+    /// Room for a `T`, uninitialised.
+    pub(crate) fn uninit() -> KeyBox<core::mem::MaybeUninit<T>> {
+        let layout = Self::LAYOUT;
+        // SAFETY: `layout` has a nonzero size (asserted in `LAYOUT`).
+        let raw = unsafe { std::alloc::alloc(layout) };
+        let Some(raw) = core::ptr::NonNull::new(raw) else {
+            std::alloc::handle_alloc_error(layout)
+        };
+        // The bytes to the next multiple of `T`'s alignment (a power of two): at
+        // most `align_of::<T>() - 16` where `raw` is 16-byte aligned (asserted), so the
+        // `T` ends inside the allocation.
+        let align = core::mem::align_of::<T>();
+        let lead = (raw.as_ptr() as usize).wrapping_neg() & (align - 1);
+        assert!(lead <= align - 16, "a 16-byte-aligned block");
+        KeyBox {
+            // SAFETY: `lead <= align - 16` (asserted): `lead` bytes in is inside the
+            // allocation, `size_of::<T>() + align - 16` bytes long.
+            data: unsafe { raw.add(lead).cast() },
+            lead,
+        }
+    }
+}
+
+impl<T> KeyBox<T> {
+    /// Bytes from the allocation's start to the `T`.
+    #[cfg(all(test, target_arch = "x86_64"))]
+    pub(crate) fn lead(&self) -> usize {
+        self.lead
+    }
+}
+
+impl<T> KeyBox<core::mem::MaybeUninit<T>> {
+    /// # Safety
+    /// The `T` is initialised: every field written.
+    pub(crate) unsafe fn assume_init(self) -> KeyBox<T> {
+        let this = core::mem::ManuallyDrop::new(self);
+        KeyBox {
+            data: this.data.cast(),
+            lead: this.lead,
+        }
+    }
+}
+
+impl<T> core::ops::Deref for KeyBox<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        // SAFETY: `data` points to a `T` this box owns (initialised unless `T` is a
+        // `MaybeUninit`), alive and aligned while it lives.
+        unsafe { self.data.as_ref() }
+    }
+}
+
+impl<T> core::ops::DerefMut for KeyBox<T> {
+    fn deref_mut(&mut self) -> &mut T {
+        // SAFETY: as `deref`, with `&mut self`'s exclusive access.
+        unsafe { self.data.as_mut() }
+    }
+}
+
+impl<T> Drop for KeyBox<T> {
+    fn drop(&mut self) {
+        // SAFETY: the `T` is this box's (a `MaybeUninit` drops nothing), dropped once; the
+        // allocation starts `lead` bytes before it and has `LAYOUT` (`uninit`).
+        unsafe {
+            core::ptr::drop_in_place(self.data.as_ptr());
+            let raw = self.data.as_ptr().cast::<u8>().sub(self.lead);
+            std::alloc::dealloc(raw, Self::LAYOUT);
+        }
+    }
+}
+
 /// Zeroes `x` with one volatile 16-byte store per entry (`zeroize` writes
 /// byte by byte, and a volatile write of the whole array goes through a
 /// stack copy and `memcpy`: either made dropping a zmm key cost more than
@@ -87,9 +186,10 @@ pub(super) unsafe fn wipe<const N: usize>(x: &mut [Block; N]) {
 }
 
 impl<V: Lanes, const NR: usize, const P: usize, const X: usize> KeyData<V, NR, P, X> {
-    /// Uninitialised, boxed (`malloc`, not the slower `calloc` a zeroed
-    /// box costs): `expand` then fills it in place.
-    pub(crate) fn uninit() -> Box<core::mem::MaybeUninit<Self>> {
+    /// Uninitialised, in its allocation (`malloc`, not the slower
+    /// `calloc` a zeroed box costs, nor `posix_memalign`: [`KeyBox`]):
+    /// `expand` then fills it in place.
+    pub(crate) fn uninit() -> KeyBox<core::mem::MaybeUninit<Self>> {
         const {
             assert!(NR == 10 || NR == 14);
             assert!(
@@ -102,7 +202,7 @@ impl<V: Lanes, const NR: usize, const P: usize, const X: usize> KeyData<V, NR, P
                 "a batch's registers fit the state array"
             );
         }
-        Box::new_uninit()
+        KeyBox::uninit()
     }
 
     /// H^k (and its Karatsuba halves) for the `W::BLOCKS` lanes of a `W`:

@@ -77,7 +77,7 @@ use crate::aead::Direction;
 
 pub(crate) use backend::Entry;
 pub(super) use backend::{backend, Key};
-pub(super) use key::KeyData;
+pub(super) use key::{KeyBox, KeyData};
 #[cfg(target_arch = "x86_64")]
 pub(super) use lanes::BatchKeys;
 pub(super) use lanes::{Align16, Lanes, Loops};

@@ -186,6 +186,7 @@ fn zmm_split() -> bool {
 impl<E: Entry> Key<E> {
     /// `None` unless this CPU has the backend's features. The words in a
     /// box of their own ([`Words::Boxed`]): a standalone key.
+    #[inline]
     pub(crate) fn new(key: &[u8; 32]) -> Option<Self> {
         if !E::detected() {
             return None;
