@@ -88,9 +88,7 @@ impl<T> KeyBox<T> {
             lead,
         }
     }
-}
 
-impl<T> KeyBox<T> {
     /// Bytes from the allocation's start to the `T`.
     #[cfg(all(test, target_arch = "x86_64"))]
     pub(crate) fn lead(&self) -> usize {
