@@ -27,6 +27,8 @@ pub mod audit;
 mod base;
 mod block;
 mod chacha20_poly1305;
+#[cfg(all(test, target_arch = "x86_64"))]
+mod engine_check;
 mod secret;
 mod stack_pointer;
 

@@ -10,6 +10,8 @@ use ghash::universal_hash::UniversalHash;
 use super::aarch64_aes;
 #[cfg(target_arch = "x86_64")]
 use super::{x86_aesni, x86_vaes, x86_vaes512};
+#[cfg(target_arch = "x86_64")]
+use crate::aead::engine_check::seal_open_reject;
 use crate::cpu::Features;
 
 fn reference(key: &[u8], j0: [u8; 16], aad: &[u8], pt: &[u8]) -> (Vec<u8>, [u8; 16]) {
@@ -240,31 +242,21 @@ fn hybrid_keys_with_each_cpus_loops_match_aws_lc_rs() {
                         .with_loops(loops)
                     };
                 }
-                let seal = |buf: &mut Vec<u8>| {
+                let seal = |buf: &mut [u8]| {
                     if key_len == 16 {
                         key!(10).seal(&nonce, &aad, &pt, buf)
                     } else {
                         key!(14).seal(&nonce, &aad, &pt, buf)
                     }
                 };
-                let open = |tag: &[u8; 16], buf: &mut Vec<u8>| {
+                let open = |buf: &mut [u8], tag: &[u8; 16]| {
                     if key_len == 16 {
                         key!(10).open(&nonce, &aad, buf, tag)
                     } else {
                         key!(14).open(&nonce, &aad, buf, tag)
                     }
                 };
-                let mut buf = vec![0u8; len];
-                assert_eq!(seal(&mut buf), tag, "{what}");
-                assert_eq!(buf, ct, "{what}");
-                let mut buf = ct.clone();
-                assert!(open(&tag, &mut buf).is_ok(), "{what}");
-                assert_eq!(buf, pt, "{what}");
-                let mut bad = tag;
-                bad[len % 16] ^= 0x80;
-                let mut buf = ct.clone();
-                assert!(open(&bad, &mut buf).is_err(), "{what}");
-                assert!(buf.iter().all(|&b| b == 0), "{what}");
+                seal_open_reject(&what, &pt, (&ct, tag), seal, open);
             }
         }
     }
@@ -284,21 +276,22 @@ fn keys_at_every_offset_match_aws_lc_rs() {
     let lengths = [0, 16, 100, 432, 433, 1350, 4096, 16401];
     let mut checked = 0;
     macro_rules! each_offset {
-        ($key:ty, $key_len:literal, $align:literal, $detected:expr) => {
+        ($key:ty, $key_len:literal, $detected:expr) => {
             if $detected {
-                let mut seen = [false; $align / 16];
+                let mut seen: Vec<bool> = Vec::new();
                 // Keys and fillers of 1-40 bytes kept alive: each key lands elsewhere
                 // (glibc's malloc, the system allocator the tests run on, places the
                 // fillers' 32- and 48-byte chunks between them).
                 let mut held = Vec::new();
                 for attempt in 0..1000 {
-                    if seen.iter().all(|&s| s) {
+                    if !seen.is_empty() && seen.iter().all(|&s| s) {
                         break;
                     }
                     let key: [u8; $key_len] = core::array::from_fn(|_| byte());
                     let k = <$key>::new(&key, &mut SetupStack::new()).unwrap();
-                    let (addr, lead) = k.placement();
-                    assert_eq!(addr % $align, 0, "{}", stringify!($key));
+                    let (addr, lead, align) = k.placement();
+                    assert_eq!(addr % align, 0, "{}", stringify!($key));
+                    seen.resize(align / 16, false);
                     if !seen[lead / 16] {
                         seen[lead / 16] = true;
                         checked += 1;
@@ -308,16 +301,13 @@ fn keys_at_every_offset_match_aws_lc_rs() {
                             let aad: Vec<u8> = (0..len % 70).map(|_| byte()).collect();
                             let pt: Vec<u8> = (0..len).map(|_| byte()).collect();
                             let (ct, tag) = aws_lc_seal(&key, nonce, &aad, &pt);
-                            let mut buf = vec![0u8; len];
-                            assert_eq!(k.seal(&nonce, &aad, &pt, &mut buf), tag, "{what}");
-                            assert_eq!(buf, ct, "{what}");
-                            assert!(k.open(&nonce, &aad, &mut buf, &tag).is_ok(), "{what}");
-                            assert_eq!(buf, pt, "{what}");
-                            let mut bad = tag;
-                            bad[len % 16] ^= 1;
-                            let mut buf = ct.clone();
-                            assert!(k.open(&nonce, &aad, &mut buf, &bad).is_err(), "{what}");
-                            assert!(buf.iter().all(|&b| b == 0), "{what}");
+                            seal_open_reject(
+                                &what,
+                                &pt,
+                                (&ct, tag),
+                                |buf| k.seal(&nonce, &aad, &pt, buf),
+                                |buf, tag| k.open(&nonce, &aad, buf, tag),
+                            );
                         }
                     }
                     held.push((k, vec![0u8; 1 + attempt % 40]));
@@ -326,13 +316,15 @@ fn keys_at_every_offset_match_aws_lc_rs() {
             }
         };
     }
-    each_offset!(x86_vaes512::hybrid::Key<10>, 16, 64, cpu.vaes_clmul512);
-    each_offset!(x86_vaes512::hybrid::Key<14>, 32, 64, cpu.vaes_clmul512);
-    each_offset!(x86_vaes512::schoolbook::Key<10>, 16, 64, cpu.vaes_clmul512);
-    each_offset!(x86_vaes512::karatsuba::Key<14>, 32, 64, cpu.vaes_clmul512);
-    each_offset!(x86_vaes::Key<10>, 16, 32, cpu.vaes_clmul256);
-    each_offset!(x86_vaes::Key<14>, 32, 32, cpu.vaes_clmul256);
-    each_offset!(x86_aesni::avx::Key<10>, 16, 16, cpu.aes_clmul_avx);
+    each_offset!(x86_vaes512::hybrid::Key<10>, 16, cpu.vaes_clmul512);
+    each_offset!(x86_vaes512::hybrid::Key<14>, 32, cpu.vaes_clmul512);
+    each_offset!(x86_vaes512::schoolbook::Key<10>, 16, cpu.vaes_clmul512);
+    each_offset!(x86_vaes512::karatsuba::Key<14>, 32, cpu.vaes_clmul512);
+    each_offset!(x86_vaes::Key<10>, 16, cpu.vaes_clmul256);
+    each_offset!(x86_vaes::Key<14>, 32, cpu.vaes_clmul256);
+    each_offset!(x86_aesni::avx::Key<10>, 16, cpu.aes_clmul_avx);
+    // Every offset of each key: zmm keys at 0, 16, 32 and 48 bytes in, ymm at
+    // 0 and 16, AES-NI at 0.
     let want = if cpu.vaes_clmul512 { 16 } else { 0 }
         + if cpu.vaes_clmul256 { 4 } else { 0 }
         + usize::from(cpu.aes_clmul_avx);

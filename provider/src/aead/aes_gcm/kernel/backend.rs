@@ -113,11 +113,17 @@ impl<E: Entry<NR>, const NR: usize> Key<E, NR> {
         }
     }
 
-    /// The address of the key's data and how far into its allocation it
-    /// lies ([`KeyBox`]): the tests make keys at every offset.
+    /// The address of the key's data, how far into its allocation it lies
+    /// ([`KeyBox`]) and the alignment its type asks: the tests make keys at
+    /// every offset.
     #[cfg(all(test, target_arch = "x86_64"))]
-    pub(crate) fn placement(&self) -> (usize, usize) {
-        (core::ptr::from_ref(&*self.0) as usize, self.0.lead())
+    pub(crate) fn placement(&self) -> (usize, usize, usize) {
+        let data = &*self.0;
+        (
+            core::ptr::from_ref(data) as usize,
+            self.0.lead(),
+            core::mem::align_of_val(data),
+        )
     }
 
     /// This key with another CPU's `LOOP` lengths: the tests run each
