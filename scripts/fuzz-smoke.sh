@@ -9,4 +9,6 @@ if ! rustup toolchain list | grep -q '^nightly'; then
     echo "fuzz: installing the nightly toolchain" >&2
     rustup toolchain install nightly --profile minimal
 fi
-bash scripts/fuzz.sh all "${FUZZ_SECONDS:-10}"
+# Sixteen codegen units: the build, not the 10 s runs, is what this step
+# takes (fuzz.sh).
+FUZZ_CODEGEN_UNITS=${FUZZ_CODEGEN_UNITS:-16} bash scripts/fuzz.sh all "${FUZZ_SECONDS:-10}"

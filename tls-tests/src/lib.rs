@@ -4,4 +4,5 @@
 
 pub mod certs;
 pub mod memory;
+#[cfg(feature = "quinn")]
 pub mod quinn_link;
