@@ -21,8 +21,10 @@ seconds=$2
 if [ "$targets" = all ]; then
     targets="aead record nonce_guard quic"
 fi
-if ! cargo +nightly fuzz --version >/dev/null 2>&1; then
-    echo "fuzz: installing cargo-fuzz" >&2
+# 0.13 or later: `--codegen-units` (below) came with it.
+have=$(cargo +nightly fuzz --version 2>/dev/null | awk '{print $2}' || true)
+if [ -z "$have" ] || [ "$(printf '%s\n' 0.13.0 "$have" | sort -V | head -1)" != 0.13.0 ]; then
+    echo "fuzz: installing cargo-fuzz (found: ${have:-none})" >&2
     cargo install cargo-fuzz --locked
 fi
 # FUZZ_CODEGEN_UNITS=N builds with N codegen units: cargo-fuzz's release
