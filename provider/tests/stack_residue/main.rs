@@ -292,9 +292,7 @@ fn no_quic_key_material_left_on_the_stack() {
             let hp = random_bytes(key_len, 0xdef + bi as u64);
             let iv: [u8; 12] = random_bytes(12, 0x1f).try_into().unwrap();
             let mut key_and_hp = key_secrets(aes, &key);
-            for (name, piece) in key_secrets(aes, &hp).0 {
-                key_and_hp.0.push((format!("hp {name}"), piece));
-            }
+            key_and_hp.extend(&key_secrets(aes, &hp).prefixed("hp "));
             // Arrays, not Vecs, as in `check`.
             let (mut k, mut h) = ([0u8; 32], [0u8; 32]);
             k[..key_len].copy_from_slice(&key);
@@ -344,7 +342,7 @@ fn no_quic_key_material_left_on_the_stack() {
                     &header,
                     (&payload, &packet[11..11 + len], &tag),
                 );
-                secrets.0.extend(key_and_hp.0.iter().cloned());
+                secrets.extend(&key_and_hp);
                 // The header-protection block of the packet's sample (RFC 9001
                 // §5.4.2, at the packet number's offset + 4): every AES or
                 // ChaCha20 state it passes through.
@@ -408,6 +406,6 @@ fn canary_a_key_copy_left_on_the_stack_is_found() {
     let k: [u8; 32] = key.clone().try_into().unwrap();
     let (_, dead) = residue(move || careless(&k));
     let mut s = Secrets::default();
-    s.add("key", &key);
+    s.add(name!("key"), &key);
     assert!(!s.found_in(&dead).is_empty(), "the probe missed a key copy");
 }

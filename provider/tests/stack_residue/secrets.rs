@@ -3,29 +3,106 @@
 //! Poly1305 models), as named 8-byte pieces.
 
 use super::*;
-/// Named 8-byte pieces of secrets, each searched for at every offset.
+/// A piece's name, formatted only when the piece is found: `template`
+/// with its `{}`s replaced by `args` in order, after `prefix`.
+#[derive(Clone, Copy)]
+pub(super) struct Name {
+    prefix: &'static str,
+    template: &'static str,
+    args: [u32; 4],
+}
+
+impl Name {
+    pub(super) fn new(template: &'static str, args: &[u32]) -> Self {
+        let mut a = [0; 4];
+        a[..args.len()].copy_from_slice(args);
+        Self {
+            prefix: "",
+            template,
+            args: a,
+        }
+    }
+}
+
+impl std::fmt::Display for Name {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.prefix)?;
+        for (i, part) in self.template.split("{}").enumerate() {
+            if i > 0 {
+                write!(f, "{}", self.args[i - 1])?;
+            }
+            f.write_str(part)?;
+        }
+        Ok(())
+    }
+}
+
+/// `name!("AES block {} after round {}", counter, i)`: a [`Name`].
+macro_rules! name {
+    ($template:literal $(, $arg:expr)*) => {
+        Name::new($template, &[$(($arg) as u32),*])
+    };
+}
+pub(super) use name;
+
+/// Hashes a piece (random bytes already) with one folded multiply: the
+/// standard SipHash made most of the search's time.
+#[derive(Default, Clone, Copy)]
+pub(super) struct Fold(u64);
+
+impl std::hash::Hasher for Fold {
+    fn write(&mut self, _: &[u8]) {
+        unreachable!("only u64 keys")
+    }
+    fn write_u64(&mut self, x: u64) {
+        let p = u128::from(x) * 0x9e37_79b9_7f4a_7c15;
+        self.0 = p as u64 ^ (p >> 64) as u64;
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// Named 8-byte pieces of secrets, each searched for at every offset, by
+/// value (little-endian `u64`): a value added twice keeps its first name,
+/// and the byte offset of the piece within what it was added from.
 #[derive(Default)]
-pub(super) struct Secrets(pub(super) Vec<(String, [u8; 8])>);
+pub(super) struct Secrets(HashMap<u64, (Name, u32), std::hash::BuildHasherDefault<Fold>>);
 
 impl Secrets {
     /// Every 8-byte piece of `bytes` at offsets 0, 8, ... (a shorter tail
     /// is covered by the piece ending at the last byte).
-    pub(super) fn add(&mut self, name: &str, bytes: &[u8]) {
+    pub(super) fn add(&mut self, name: Name, bytes: &[u8]) {
         if bytes.len() < 8 {
             return;
         }
-        let mut at: Vec<usize> = (0..=bytes.len() - 8).step_by(8).collect();
-        if !bytes.len().is_multiple_of(8) {
-            at.push(bytes.len() - 8);
-        }
-        for i in at {
+        let last = bytes.len() - 8;
+        let tail = (!bytes.len().is_multiple_of(8)).then_some(last);
+        for i in (0..=last).step_by(8).chain(tail) {
             let piece: [u8; 8] = bytes[i..i + 8].try_into().unwrap();
             // Runs of one byte value are not distinctive (zero padding).
             if piece.iter().all(|&b| b == piece[0]) {
                 continue;
             }
-            self.0.push((format!("{name}[{i}..]"), piece));
+            self.0
+                .entry(u64::from_le_bytes(piece))
+                .or_insert((name, i as u32));
         }
+    }
+
+    /// Every piece of `other` not already here.
+    pub(super) fn extend(&mut self, other: &Secrets) {
+        for (&piece, &named) in &other.0 {
+            self.0.entry(piece).or_insert(named);
+        }
+    }
+
+    /// These secrets with `prefix` before each name.
+    pub(super) fn prefixed(mut self, prefix: &'static str) -> Self {
+        for (name, _) in self.0.values_mut() {
+            name.prefix = prefix;
+        }
+        self
     }
 
     /// Names of the secrets found in `dead`, with where (below the stack
@@ -39,18 +116,18 @@ impl Secrets {
         self.found(bytes, |at| format!("at byte {at}"))
     }
 
+    /// Each piece found in `bytes`, once, at its first offset.
     pub(super) fn found(&self, bytes: &[u8], place: impl Fn(usize) -> String) -> Vec<String> {
-        let windows: HashMap<[u8; 8], usize> = bytes
+        let mut reported = std::collections::HashSet::new();
+        bytes
             .windows(8)
             .enumerate()
-            .map(|(i, w)| (w.try_into().unwrap(), i))
-            .collect();
-        self.0
-            .iter()
-            .filter_map(|(name, piece)| {
-                windows
-                    .get(piece)
-                    .map(|&at| format!("{name} {}", place(at)))
+            .filter_map(|(at, w)| {
+                let piece = u64::from_le_bytes(w.try_into().unwrap());
+                let (name, i) = self.0.get(&piece)?;
+                reported
+                    .insert(piece)
+                    .then(|| format!("{name}[{i}..] {}", place(at)))
             })
             .collect()
     }
@@ -140,11 +217,11 @@ pub(super) fn aes_states(s: &mut Secrets, key: &[u8], nonce: &[u8; 12], first: u
         block[..12].copy_from_slice(nonce);
         block[12..].copy_from_slice(&counter.to_be_bytes());
         let mut x = xor(block, &rk[0]);
-        s.add(&format!("AES block {counter} after round 0"), &x);
+        s.add(name!("AES block {} after round 0", counter), &x);
         for (i, k) in rk.iter().enumerate().skip(1) {
             x = xor(round(x, i == rk.len() - 1), k);
             if i < rk.len() - 1 {
-                s.add(&format!("AES block {counter} after round {i}"), &x);
+                s.add(name!("AES block {} after round {}", counter, i), &x);
             }
         }
         assert_eq!(x, aes_block(key, block), "AES states");
@@ -167,31 +244,31 @@ pub(super) fn aes_block(key: &[u8], mut block: [u8; 16]) -> [u8; 16] {
 /// AES; raw key for ChaCha20.
 pub(super) fn key_secrets(aes: bool, key: &[u8]) -> Secrets {
     let mut s = Secrets::default();
-    s.add("key", key);
+    s.add(name!("key"), key);
     if !aes {
         // Vertical ChaCha20 kernels hold each key word broadcast to every
         // lane.
         for (i, w) in key.chunks(4).enumerate() {
-            s.add(&format!("key word {i} broadcast"), &[w, w].concat());
+            s.add(name!("key word {} broadcast", i), &[w, w].concat());
         }
     }
     if aes {
         for (i, rk) in aes_round_keys(key).iter().enumerate() {
-            s.add(&format!("round key {i}"), rk);
+            s.add(name!("round key {}", i), rk);
         }
         let h = aes_block(key, [0; 16]);
-        s.add("H", &h);
+        s.add(name!("H"), &h);
         let mut reflected = h;
         reflected.reverse();
-        s.add("H reversed", &reflected);
+        s.add(name!("H reversed"), &reflected);
         // The engines keep H¹…H³² byte-reflected and multiplied by x⁻¹
         // ("twisted"), with the XOR of their halves for Karatsuba.
         let mut power = h;
         for k in 1..=32 {
             let t = twisted(power);
-            s.add(&format!("H^{k} twisted"), &t);
+            s.add(name!("H^{} twisted", k), &t);
             let halves: [u8; 8] = std::array::from_fn(|i| t[i] ^ t[i + 8]);
-            s.add(&format!("H^{k} halves"), &halves);
+            s.add(name!("H^{} halves", k), &halves);
             power = gf128_mul(power, h);
         }
     }
@@ -233,7 +310,7 @@ pub(super) fn record_secrets(
         let mut j0 = [0u8; 16];
         j0[..12].copy_from_slice(nonce);
         j0[15] = 1;
-        s.add("E(K, J0)", &aes_block(key, j0));
+        s.add(name!("E(K, J0)"), &aes_block(key, j0));
         // The record was sealed with this key and nonce: its first
         // keystream block (counter 2) is plaintext XOR ciphertext.
         let mut ctr2 = j0;
@@ -257,10 +334,10 @@ pub(super) fn record_secrets(
         let mut block0 = [0u8; 64];
         let key: &[u8; 32] = key.try_into().unwrap();
         chacha20::ChaCha20::new(key.into(), nonce.into()).apply_keystream(&mut block0);
-        s.add("Poly1305 key", &block0[..32]);
+        s.add(name!("Poly1305 key"), &block0[..32]);
         let r = u128::from_le_bytes(block0[..16].try_into().unwrap())
             & 0x0ffffffc_0ffffffc_0ffffffc_0fffffff;
-        s.add("Poly1305 r clamped", &r.to_le_bytes());
+        s.add(name!("Poly1305 r clamped"), &r.to_le_bytes());
         // The powers r^L that join two Poly1305 chains (L up to a wide
         // pass's 62 steps, more for a long AAD), fully reduced (the engines' partially reduced
         // form is the same but with negligible probability); their low
@@ -269,11 +346,11 @@ pub(super) fn record_secrets(
         let mut power_hi = 0u64;
         for k in 2..=128 {
             (power, power_hi) = mul_mod_p((power, power_hi), (r, 0));
-            s.add(&format!("Poly1305 r^{k}"), &power.to_le_bytes());
+            s.add(name!("Poly1305 r^{}", k), &power.to_le_bytes());
         }
         for (k, limbs) in ifma_powers(r).iter().enumerate() {
             let bytes: Vec<u8> = limbs.iter().flat_map(|l| l.to_le_bytes()).collect();
-            s.add(&format!("IFMA r^{}", k + 1), &bytes);
+            s.add(name!("IFMA r^{}", k + 1), &bytes);
         }
         chacha_rounds(&mut s, key, nonce, 0, ct.len().div_ceil(64) + 16);
         // The accumulator h after each block of the message, as one Horner
@@ -290,15 +367,15 @@ pub(super) fn record_secrets(
             let m = u128::from_le_bytes(block.try_into().unwrap());
             let (lo, c) = h.0.overflowing_add(m);
             h = mul_mod_p((lo, h.1 + 1 + u64::from(c)), (r, 0));
-            s.add(&format!("Poly1305 h after block {i}"), &h.0.to_le_bytes());
+            s.add(name!("Poly1305 h after block {}", i), &h.0.to_le_bytes());
         }
         // The accumulators are the engine's: the last one plus s is the tag.
         let s_half = u128::from_le_bytes(block0[16..32].try_into().unwrap());
         assert_eq!(h.0.wrapping_add(s_half).to_le_bytes(), *tag, "accumulator");
     }
     let keystream: Vec<u8> = pt.iter().zip(ct).map(|(p, c)| p ^ c).collect();
-    s.add("keystream", &keystream);
-    s.add("plaintext", pt);
+    s.add(name!("keystream"), &keystream);
+    s.add(name!("plaintext"), pt);
     s
 }
 
@@ -379,13 +456,9 @@ pub(super) fn chacha_rounds(
         }
         steps.push(block);
     }
-    // Most steps leave most rows as they were: each piece is added once.
-    let mut seen = std::collections::HashSet::new();
-    let mut add = |s: &mut Secrets, name: &dyn Fn() -> String, bytes: Vec<u8>| {
-        if seen.insert(bytes.clone()) {
-            s.add(&name(), &bytes);
-        }
-    };
+    // Most steps leave most rows as they were: `Secrets` keeps each piece
+    // once.
+    let bytes = |a: u32, b: u32| (u64::from(a) | u64::from(b) << 32).to_le_bytes();
     for (b, block) in steps.iter().enumerate() {
         for (k, (x, secret)) in block.iter().enumerate() {
             for row in 0..4 {
@@ -395,23 +468,16 @@ pub(super) fn chacha_rounds(
                     if (secret >> i | secret >> j) & 1 == 0 {
                         continue;
                     }
-                    let piece = [w[r], w[(r + 1) % 4]];
-                    let bytes: Vec<u8> = piece.iter().flat_map(|v| v.to_le_bytes()).collect();
-                    add(
-                        s,
-                        &|| format!("ChaCha20 block {b} step {k} row {row}"),
-                        bytes,
-                    );
+                    let name = name!("ChaCha20 block {} step {} row {}", b, k, row);
+                    s.add(name, &bytes(w[r], w[(r + 1) % 4]));
                 }
             }
             if let Some(next) = steps.get(b + 1) {
                 let (y, _) = next[k];
                 for i in 0..16 {
                     if secret >> i & 1 == 1 {
-                        let bytes: Vec<u8> =
-                            [x[i], y[i]].iter().flat_map(|v| v.to_le_bytes()).collect();
-                        let name = || format!("ChaCha20 blocks {b}-{} step {k} word {i}", b + 1);
-                        add(s, &name, bytes);
+                        let name = name!("ChaCha20 blocks {}-{} step {} word {}", b, b + 1, k, i);
+                        s.add(name, &bytes(x[i], y[i]));
                     }
                 }
             }
