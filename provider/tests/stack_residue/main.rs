@@ -44,10 +44,12 @@ const DEAD: usize = 64 * 1024;
 /// engine's one-pass records of 1 to 7 registers (0–432; unscrubbed
 /// under 128 bytes: 16, 100, 120 with 1–3 registers, then 192, 300, 350,
 /// 400, 432 with 4–7), its masked passes of 8 registers (433, 480, 496)
-/// and the half batch after them (500), a TLS record.
-const LENGTHS: [usize; 30] = [
+/// and the half batch after them (500), the IFMA engine's records in
+/// phases where that CPU takes them (1900 on Zen 4; 2000 and 3000
+/// elsewhere, which Zen 4 stitches), a TLS record.
+const LENGTHS: [usize; 31] = [
     0, 1, 16, 100, 120, 128, 192, 224, 255, 300, 321, 350, 383, 400, 432, 433, 448, 480, 496, 500,
-    512, 895, 900, 1024, 1152, 1350, 2000, 3000, 4103, 16384,
+    512, 895, 900, 1024, 1152, 1350, 1900, 2000, 3000, 4103, 16384,
 ];
 /// Lengths sealed with a 70-byte AAD: past the short path, the record is
 /// all tail (on zmm one right-aligned masked register, whose lanes below

@@ -360,8 +360,9 @@ mod tests {
     /// The AVX-512 engines' records under each choice a key makes for its
     /// CPU (both run here on every CPU with AVX-512): the fused 2-block
     /// call on and off, 0–80 bytes (the fused call ends at 64), and both
-    /// routings of mid-size records (`zmm_takes_ymm`), about their bounds
-    /// from 400 bytes to 2 KiB; against ring, AAD of 0–20 bytes; a record
+    /// routings of mid-size records (`zmm_takes_ymm`) and both bounds of
+    /// the IFMA engine's phases (1984 bytes on Zen 4, 4 KiB elsewhere),
+    /// about those bounds from 400 bytes to 4 KiB; against ring, AAD of 0–20 bytes; a record
     /// opened with a changed tag fails and leaves the buffer zeroed.
     #[cfg(target_arch = "x86_64")]
     #[test]
@@ -376,7 +377,7 @@ mod tests {
         };
         let mid = [
             400, 448, 449, 500, 576, 577, 640, 832, 833, 900, 959, 960, 1024, 1350, 1664, 1665,
-            1792, 1793, 2000,
+            1792, 1793, 1984, 1985, 2000, 3000, 4096, 4097,
         ];
         let lengths: Vec<usize> = (0..=80).chain(mid).collect();
         let mut ran = 0;

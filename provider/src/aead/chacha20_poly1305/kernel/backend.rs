@@ -59,6 +59,7 @@ pub(crate) unsafe trait Entry {
     fn detected() -> bool;
     fn scrub_small();
     fn scrub_blocks();
+    /// `zmm_split`: the key's `Features::zmm_split` (`kernel::crypt`).
     unsafe fn seal(
         key: &[u32; 8],
         ks: &mut [u8],
@@ -66,6 +67,7 @@ pub(crate) unsafe trait Entry {
         aad: &[u8],
         src: &[u8],
         buf: &mut [u8],
+        zmm_split: bool,
     ) -> ([u8; TAG_LEN], usize);
     unsafe fn open(
         key: &[u32; 8],
@@ -73,6 +75,7 @@ pub(crate) unsafe trait Entry {
         nonce: &[u8; NONCE_LEN],
         aad: &[u8],
         buf: &mut [u8],
+        zmm_split: bool,
     ) -> ([u8; TAG_LEN], usize);
     /// `fused`: the key's choice of the fused 2-block call ([`Key`]).
     unsafe fn small(
@@ -110,6 +113,7 @@ pub(crate) unsafe trait Entry {
         aad: &[u8],
         src: &[u8],
         buf: &mut [u8],
+        zmm_split: bool,
     ) -> ([u8; TAG_LEN], usize);
     unsafe fn open_mid(
         key: &[u32; 8],
@@ -117,6 +121,7 @@ pub(crate) unsafe trait Entry {
         nonce: &[u8; NONCE_LEN],
         aad: &[u8],
         buf: &mut [u8],
+        zmm_split: bool,
     ) -> ([u8; TAG_LEN], usize);
     unsafe fn small_mid(
         key: &[u32; 8],
@@ -165,7 +170,8 @@ macro_rules! x86_flag {
 pub(crate) struct Key<E: Entry> {
     words: Words,
     fused: bool,
-    /// This CPU's `Features::zmm_split`, for `Entry::mid`.
+    /// This CPU's `Features::zmm_split`, for `Entry::mid` and the IFMA
+    /// engine's phases (`kernel::crypt`).
     zmm_split: bool,
     backend: core::marker::PhantomData<E>,
 }
@@ -265,23 +271,23 @@ impl<E: Entry> Key<E> {
         src: &[u8],
         buf: &mut [u8],
     ) -> [u8; TAG_LEN] {
+        let (key, split) = (self.words.get(), self.zmm_split);
         // Short records run in a smaller frame of their own, so they pay
         // for scrubbing only that, if anything.
         if buf.len() <= small_max::<E::Lanes>(Direction::Seal) {
             let mut frame = Frame::enter();
             let dir = Direction::Seal;
             // SAFETY: a `Key` exists only where `new` detected the features.
-            let (tag, bottom) =
-                unsafe { E::small(self.words.get(), nonce, aad, src, buf, dir, self.fused) };
+            let (tag, bottom) = unsafe { E::small(key, nonce, aad, src, buf, dir, self.fused) };
             Self::scrub_small::<E::Lanes>(&mut frame, Direction::Seal, buf.len(), bottom);
             return tag;
         }
-        if E::mid(Direction::Seal, buf.len(), self.zmm_split) {
+        if E::mid(Direction::Seal, buf.len(), split) {
             let mut ks = E::MidSealScratch::zeroed();
             let mut frame = Frame::enter();
             // SAFETY: as above.
             let (tag, bottom) =
-                unsafe { E::seal_mid(self.words.get(), ks.bytes(), nonce, aad, src, buf) };
+                unsafe { E::seal_mid(key, ks.bytes(), nonce, aad, src, buf, split) };
             frame.reached(bottom);
             return tag;
         }
@@ -290,7 +296,7 @@ impl<E: Entry> Key<E> {
         let mut ks = E::SealScratch::zeroed();
         let mut frame = Frame::enter();
         // SAFETY: as above.
-        let (tag, bottom) = unsafe { E::seal(self.words.get(), ks.bytes(), nonce, aad, src, buf) };
+        let (tag, bottom) = unsafe { E::seal(key, ks.bytes(), nonce, aad, src, buf, split) };
         frame.reached(bottom);
         tag
     }
@@ -302,34 +308,34 @@ impl<E: Entry> Key<E> {
         buf: &mut [u8],
         tag: &[u8; TAG_LEN],
     ) -> Result<(), OpenError> {
+        let (key, split) = (self.words.get(), self.zmm_split);
         let expected = if buf.len() <= small_max::<E::Lanes>(Direction::Open) {
             let mut frame = Frame::enter();
             let dir = Direction::Open;
             // SAFETY: as for `seal`.
-            let (t, bottom) =
-                unsafe { E::small(self.words.get(), nonce, aad, &[], buf, dir, self.fused) };
+            let (t, bottom) = unsafe { E::small(key, nonce, aad, &[], buf, dir, self.fused) };
             Self::scrub_small::<E::Lanes>(&mut frame, Direction::Open, buf.len(), bottom);
             t
-        } else if E::mid(Direction::Open, buf.len(), self.zmm_split)
+        } else if E::mid(Direction::Open, buf.len(), split)
             && buf.len() <= small_max::<E::MidLanes>(Direction::Open)
         {
             let mut frame = Frame::enter();
             // SAFETY: as for `seal`.
-            let (t, bottom) = unsafe { E::small_mid(self.words.get(), nonce, aad, buf) };
+            let (t, bottom) = unsafe { E::small_mid(key, nonce, aad, buf) };
             Self::scrub_small::<E::MidLanes>(&mut frame, Direction::Open, buf.len(), bottom);
             t
-        } else if E::mid(Direction::Open, buf.len(), self.zmm_split) {
+        } else if E::mid(Direction::Open, buf.len(), split) {
             let mut ks = E::MidScratch::zeroed();
             let mut frame = Frame::enter();
             // SAFETY: as for `seal`.
-            let (t, bottom) = unsafe { E::open_mid(self.words.get(), ks.bytes(), nonce, aad, buf) };
+            let (t, bottom) = unsafe { E::open_mid(key, ks.bytes(), nonce, aad, buf, split) };
             frame.reached(bottom);
             t
         } else {
             let mut ks = E::Scratch::zeroed();
             let mut frame = Frame::enter();
             // SAFETY: as for `seal`.
-            let (t, bottom) = unsafe { E::open(self.words.get(), ks.bytes(), nonce, aad, buf) };
+            let (t, bottom) = unsafe { E::open(key, ks.bytes(), nonce, aad, buf, split) };
             frame.reached(bottom);
             t
         };

@@ -174,7 +174,8 @@ pub(crate) use backend;
 /// A backend's two record entry points, `$seal` and `$open`, into the
 /// kernel on lane type `$lanes` (`$ifma`: serial Poly1305 runs on IFMA),
 /// compiled with `$features`, which must include `$lanes`'s (and IFMA's
-/// where `$ifma`): `backend!` makes `seal`/`open` on its lanes and
+/// where `$ifma`; `zmm_split`: the key's `Features::zmm_split`, which
+/// `crypt` reads with IFMA): `backend!` makes `seal`/`open` on its lanes and
 /// `seal_mid`/`open_mid` on its mid-size lanes with it. Each returns the
 /// tag and its frame's bottom, for the scrub after the call.
 macro_rules! record_entries {
@@ -193,6 +194,7 @@ macro_rules! record_entries {
             aad: &[u8],
             src: &[u8],
             buf: &mut [u8],
+            zmm_split: bool,
         ) -> ([u8; $crate::aead::TAG_LEN], usize) {
             use $crate::aead::chacha20_poly1305::kernel;
             // This frame's bottom, for the scrub after the call.
@@ -210,6 +212,7 @@ macro_rules! record_entries {
                     src,
                     buf,
                     kernel::Direction::Seal,
+                    zmm_split,
                 )
             };
             (tag, bottom)
@@ -222,6 +225,7 @@ macro_rules! record_entries {
             nonce: &[u8; $crate::aead::NONCE_LEN],
             aad: &[u8],
             buf: &mut [u8],
+            zmm_split: bool,
         ) -> ([u8; $crate::aead::TAG_LEN], usize) {
             use $crate::aead::chacha20_poly1305::kernel;
             let bottom = $crate::aead::secret::stack_pointer();
@@ -235,6 +239,7 @@ macro_rules! record_entries {
                     &[],
                     buf,
                     kernel::Direction::Open,
+                    zmm_split,
                 )
             };
             (tag, bottom)

@@ -12,6 +12,12 @@ use crate::aead::Direction;
 /// The longest record the IFMA engine takes in phases ([`crypt_phased`]).
 pub(super) const PHASED_MAX: usize = 4096;
 
+/// The same where the core runs each zmm instruction as two halves
+/// (`Features::zmm_split`: Zen 4): records that pass 0 and at most one
+/// more pass cover. With more passes the stitched scalar chains are
+/// faster there (docs/decisions.md, "ChaCha20-Poly1305 phases on Zen 4").
+pub(super) const PHASED_MAX_ZMM_SPLIT: usize = 1984;
+
 /// A record on the IFMA engine longer than pass 0's head and at most
 /// [`PHASED_MAX`] bytes, after pass 0 (its keystream in `ks`) and the
 /// AAD: the rest of its keystream in passes and a tail call that hash

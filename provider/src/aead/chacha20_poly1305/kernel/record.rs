@@ -5,7 +5,7 @@
 use super::super::poly1305::Poly1305;
 use super::lanes::Lanes;
 #[cfg(target_arch = "x86_64")]
-use super::phased::{crypt_phased, padded_serial, IFMA_MIN, PHASED_MAX};
+use super::phased::{crypt_phased, padded_serial, IFMA_MIN, PHASED_MAX, PHASED_MAX_ZMM_SPLIT};
 use super::rounds::vertical;
 use super::slots::{Hash, ONE_CHAIN_MAX};
 use super::state::{plaintext_at, State};
@@ -26,11 +26,14 @@ unsafe fn padded_serial<const IFMA: bool>(poly: &mut Poly1305, data: &[u8]) {
 /// `buf[src.len()..]` when sealing) and returns the tag. `ks` is zeroed
 /// scratch of [`seal_scratch_len`] bytes to seal, [`scratch_len`] to open,
 /// wiped again before returning. With `IFMA`, serial Poly1305 runs take the
-/// IFMA Poly1305.
+/// IFMA Poly1305 and records up to `PHASED_MAX` go in phases, up to
+/// `PHASED_MAX_ZMM_SPLIT` with `zmm_split` (the key's
+/// `Features::zmm_split`: Zen 4).
 ///
 /// # Safety
 /// The CPU has `L`'s features, and AVX-512 IFMA if `IFMA`.
 #[inline(always)]
+#[allow(clippy::too_many_arguments)] // always inlined: the record, its key and the key's CPU choice
 pub(crate) unsafe fn crypt<L: Lanes, const IFMA: bool>(
     key: &[u32; 8],
     ks: &mut [u8],
@@ -39,6 +42,7 @@ pub(crate) unsafe fn crypt<L: Lanes, const IFMA: bool>(
     src: &[u8],
     buf: &mut [u8],
     dir: Direction,
+    zmm_split: bool,
 ) -> [u8; TAG_LEN] {
     // SAFETY: the CPU has `L`'s features, and IFMA where `IFMA` (this fn's contract: what
     // `padded_serial::<IFMA>` needs). Every raw pointer derives from
@@ -101,7 +105,16 @@ pub(crate) unsafe fn crypt<L: Lanes, const IFMA: bool>(
         poly.padded(aad);
 
         #[cfg(target_arch = "x86_64")]
-        if IFMA && n > head_max && n <= PHASED_MAX {
+        let phased_max = if zmm_split {
+            PHASED_MAX_ZMM_SPLIT
+        } else {
+            PHASED_MAX
+        };
+        // Only the IFMA engine's phases read it.
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = zmm_split;
+        #[cfg(target_arch = "x86_64")]
+        if IFMA && n > head_max && n <= phased_max {
             crypt_phased::<L>(&state, ks, &mut poly, src, buf, from_src, dir);
             let tag = finish(&mut poly, aad.len(), n);
             wipe(ks);
