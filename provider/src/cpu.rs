@@ -49,9 +49,9 @@ pub(crate) struct Features {
     /// halves: AMD Zen 4 (as `rotate_slow`). There the zmm ChaCha20
     /// engines run records of up to about 1.7 KiB on ymm lanes; elsewhere
     /// only those of 449–576 bytes (docs/decisions.md, "ChaCha20-Poly1305
-    /// mid-size records on zmm"), and `X86Avx512Ifma` takes only records
-    /// of up to 1984 bytes in phases (docs/decisions.md, "ChaCha20-Poly1305
-    /// phases on Zen 4").
+    /// mid-size records on zmm"). There `X86Avx512Ifma` also takes only
+    /// records of up to 1984 bytes in phases (docs/decisions.md,
+    /// "ChaCha20-Poly1305 phases on Zen 4").
     pub zmm_split: bool,
     /// AVX2 on a core where the vector adds, XORs, shifts, `vpshufb`,
     /// `vpshufd` and (with AVX-512) `vprold` take one cycle each: Intel (no

@@ -15,6 +15,7 @@
 
 #[path = "../common/mod.rs"]
 mod common;
+mod names;
 mod rustls_level;
 mod secrets;
 
@@ -22,6 +23,7 @@ use std::collections::HashMap;
 
 use aes::cipher::{BlockCipherEncrypt, KeyInit};
 use chacha20::cipher::{KeyIvInit, StreamCipher, StreamCipherSeek};
+use names::*;
 use rustls_fusion::aead::audit::{dead_stack, object_bytes, stack_pointer};
 use rustls_fusion::aead::{Aes128Gcm, Aes256Gcm, Backend, ChaCha20Poly1305, Hardening};
 use secrets::*;
@@ -31,7 +33,7 @@ const DEAD: usize = 64 * 1024;
 /// Record lengths: the short path (321–448: the ymm split seal), block
 /// edges, every engine's batch edges, the zmm engines' ymm-lane records
 /// on Zen 4 (512, 1350; 1024 and 1152: the ymm split open) and their zmm
-/// records around them (900: an open; 2000: phased on IFMA); elsewhere
+/// records around them (900: an open; 1900: phased on IFMA); elsewhere
 /// (`Features::zmm_split` unset) the ymm-lane records end at 576 and
 /// these lengths reach the zmm records (each CPU checks the routes its
 /// keys take: the routing, like the fused ChaCha20 rounds and the lengths

@@ -3,66 +3,6 @@
 //! Poly1305 models), as named 8-byte pieces.
 
 use super::*;
-/// A piece's name, formatted only when the piece is found: `template`
-/// with its `{}`s replaced by `args` in order, after `prefix`.
-#[derive(Clone, Copy)]
-pub(super) struct Name {
-    prefix: &'static str,
-    template: &'static str,
-    args: [u32; 4],
-}
-
-impl Name {
-    pub(super) fn new(template: &'static str, args: &[u32]) -> Self {
-        let mut a = [0; 4];
-        a[..args.len()].copy_from_slice(args);
-        Self {
-            prefix: "",
-            template,
-            args: a,
-        }
-    }
-}
-
-impl std::fmt::Display for Name {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.prefix)?;
-        for (i, part) in self.template.split("{}").enumerate() {
-            if i > 0 {
-                write!(f, "{}", self.args[i - 1])?;
-            }
-            f.write_str(part)?;
-        }
-        Ok(())
-    }
-}
-
-/// `name!("AES block {} after round {}", counter, i)`: a [`Name`].
-macro_rules! name {
-    ($template:literal $(, $arg:expr)*) => {
-        Name::new($template, &[$(($arg) as u32),*])
-    };
-}
-pub(super) use name;
-
-/// Hashes a piece (random bytes already) with one folded multiply: the
-/// standard SipHash made most of the search's time.
-#[derive(Default, Clone, Copy)]
-pub(super) struct Fold(u64);
-
-impl std::hash::Hasher for Fold {
-    fn write(&mut self, _: &[u8]) {
-        unreachable!("only u64 keys")
-    }
-    fn write_u64(&mut self, x: u64) {
-        let p = u128::from(x) * 0x9e37_79b9_7f4a_7c15;
-        self.0 = p as u64 ^ (p >> 64) as u64;
-    }
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
 /// Named 8-byte pieces of secrets, each searched for at every offset, by
 /// value (little-endian `u64`): a value added twice keeps its first name,
 /// and the byte offset of the piece within what it was added from.
@@ -100,7 +40,7 @@ impl Secrets {
     /// These secrets with `prefix` before each name.
     pub(super) fn prefixed(mut self, prefix: &'static str) -> Self {
         for (name, _) in self.0.values_mut() {
-            name.prefix = prefix;
+            *name = name.prefixed(prefix);
         }
         self
     }

@@ -362,8 +362,9 @@ mod tests {
     /// call on and off, 0–80 bytes (the fused call ends at 64), and both
     /// routings of mid-size records (`zmm_takes_ymm`) and both bounds of
     /// the IFMA engine's phases (1984 bytes on Zen 4, 4 KiB elsewhere),
-    /// about those bounds from 400 bytes to 4 KiB; against ring, AAD of 0–20 bytes; a record
-    /// opened with a changed tag fails and leaves the buffer zeroed.
+    /// about those bounds from 400 bytes to 4 KiB; against ring, AAD of
+    /// 0–20 bytes; a record opened with a changed tag fails and leaves the
+    /// buffer zeroed.
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn every_cpu_choice_matches_ring() {

@@ -4,8 +4,8 @@
 //! runs (the ones no wide pass overlaps: after a record's last keystream,
 //! or before a horizontal tail call) take the eight-lane IFMA Poly1305
 //! (`poly1305_ifma.rs`) from 512 bytes on, and whose records of 961 bytes
-//! to 4 KiB hash nothing in their passes and all in one IFMA run
-//! (`crypt_phased`). Mid-size records take ymm lanes instead, as
+//! to 4 KiB (on Zen 4 to 1984 bytes, `PHASED_MAX_ZMM_SPLIT`) hash nothing
+//! in their passes and all in one IFMA run (`crypt_phased`). Mid-size records take ymm lanes instead, as
 //! `X86Avx512`'s do (`x86_64::zmm_takes_ymm`: on Zen 4 seals of 449–1664
 //! bytes and opens of 449–832 and 960–1792, elsewhere records of 449–576). Stitched into a zmm pass the vector Poly1305 is no
 //! faster than the scalar one: the ChaCha20 rounds already fill the vector

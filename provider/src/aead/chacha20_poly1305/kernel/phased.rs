@@ -16,7 +16,8 @@ pub(super) const PHASED_MAX: usize = 4096;
 /// (`Features::zmm_split`: Zen 4): records that pass 0 and at most one
 /// more pass cover. With more passes the stitched scalar chains are
 /// faster there (docs/decisions.md, "ChaCha20-Poly1305 phases on Zen 4").
-pub(super) const PHASED_MAX_ZMM_SPLIT: usize = 1984;
+/// Pass 0's 15 blocks after the Poly1305 key block, and one 16-block pass.
+pub(super) const PHASED_MAX_ZMM_SPLIT: usize = (15 + 16) * 64;
 
 /// A record on the IFMA engine longer than pass 0's head and at most
 /// [`PHASED_MAX`] bytes, after pass 0 (its keystream in `ks`) and the

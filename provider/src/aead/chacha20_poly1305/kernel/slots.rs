@@ -173,8 +173,8 @@ unsafe fn step_blocks<'a>(data: Hash, len: usize, i: usize) -> (&'a [u8; 16], &'
 /// The longest run a horizontal call hashes in one chain: one block in
 /// each of its 32 slots. Two chains halve the latency but add the power
 /// r^L and the join, which cost more than they saved in these calls;
-/// longer runs (zmm without IFMA, whose head and batches are a kilobyte)
-/// take two.
+/// longer runs (stitched zmm records, whose head and batches are a
+/// kilobyte) take two.
 pub(super) const ONE_CHAIN_MAX: usize = 32 * 16;
 
 /// For a horizontal call hashing `len` blocks or steps (at most 32), bit
