@@ -12,6 +12,8 @@
 //! e.g. `chacha 1350 x86-avx2 open`. The record's buffer starts
 //! `RECORD_OFFSET` bytes (default 0) into a page. Opens go through
 //! `records::Toggle` (no copy between them). A step is listed where it is over 1.08× the fastest.
+//! `ALL=1` also prints every step's time in the order they ran: a period
+//! of the machine shows as a run of slow steps, wherever the stack is.
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -107,4 +109,8 @@ fn main() {
         sorted[sorted.len() - 1],
     );
     println!("slow steps (bytes of stack moved: ns): {}", slow.join(" "));
+    if std::env::var_os("ALL").is_some() {
+        let all: Vec<String> = times.iter().map(|t| format!("{t:.0}")).collect();
+        println!("all: {}", all.join(" "));
+    }
 }

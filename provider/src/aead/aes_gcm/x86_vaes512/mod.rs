@@ -62,15 +62,20 @@ const HYBRID: u8 = 2;
 /// (`half_rate`: AMD Zen 4 and 5) or at its rate (Intel). On Intel,
 /// `vaesenc` and `vpclmulqdq` zmm issue on one port each and the loop,
 /// which loads each vector once, opens faster from 1 KiB and seals
-/// AES-256 from 1.5 KiB and AES-128 from 3 KiB; on Zen 4 the schoolbook
-/// kernel is faster below 6 KiB seals and 4 KiB opens
-/// (docs/decisions.md, "GHASH products (zmm)").
+/// AES-256 from 1.5 KiB and AES-128 from 3 KiB; on Zen 4 the loop seals
+/// AES-128 faster from 3 KiB and AES-256 from 2 KiB, opens AES-256 from
+/// 2 KiB and AES-128 from 4 KiB (docs/decisions.md, "GHASH products
+/// (zmm)").
 #[inline(always)]
 pub(crate) fn hybrid_loops(nr: usize, half_rate: bool) -> Loops {
     match (half_rate, nr) {
-        (true, _) => Loops {
-            seal: 6144,
+        (true, 10) => Loops {
+            seal: 3072,
             open: 4096,
+        },
+        (true, _) => Loops {
+            seal: 2048,
+            open: 2048,
         },
         (false, 10) => Loops {
             seal: 3072,
