@@ -22,6 +22,7 @@
 use std::hint::black_box;
 
 use rustls_fusion::aead::{Aes128Gcm, Aes256Gcm, Backend, ChaCha20Poly1305};
+use rustls_fusion_benches::records;
 use rustls_fusion_benches::reference::Reference;
 
 fn main() {
@@ -40,14 +41,8 @@ fn main() {
             .expect("a backend name")
     };
     let aad = [0x17, 3, 3, 0x40, 0x11];
-    // The buffer's address mod 64: malloc's unless BUF_ALIGN=<0..63> fixes
-    // it (as in the interleaved harness: long zmm seals depend on it).
     let mut store = vec![0x5au8; size + 64];
-    let off = std::env::var("BUF_ALIGN").map_or(0, |a| {
-        let a = a.parse::<usize>().expect("BUF_ALIGN: 0 to 63") % 64;
-        (a + 64 - store.as_ptr() as usize % 64) % 64
-    });
-    let mut buf = &mut store[off..off + size];
+    let mut buf = records::aligned(&mut store, size);
     // With `BURSTS=n`, also times `n` bursts of `RECORDS` records and
     // prints the best, in ns per record (seal + open): for A/B runs of two
     // builds on CPUs valgrind cannot run.

@@ -48,6 +48,20 @@ impl Alg {
     }
 }
 
+/// `n` bytes of `store` (at least `n + 63` long) for the timed buffer: at
+/// malloc's address mod 64 (by the process's history) unless
+/// `BUF_ALIGN=<0..63>` fixes it (long zmm seals depend on it).
+///
+/// # Panics
+/// If `BUF_ALIGN` is not a number, or `store` is too short.
+pub fn aligned(store: &mut [u8], n: usize) -> &mut [u8] {
+    let off = std::env::var("BUF_ALIGN").map_or(0, |a| {
+        let a = a.parse::<usize>().expect("BUF_ALIGN: 0 to 63") % 64;
+        (a + 64 - store.as_ptr() as usize % 64) % 64
+    });
+    &mut store[off..off + n]
+}
+
 /// The arguments `ALG SIZE BACKEND [seal|open]` (seal if absent) of the
 /// sweep benches (`address_sweep`, `layout_sweep`), the rest after them;
 /// `--` flags dropped.
@@ -241,17 +255,8 @@ pub fn time_records(
         vec![Vec::with_capacity(rounds); imps.len()],
         vec![Vec::with_capacity(rounds); imps.len()],
     ];
-    // The timed buffer's address mod 64: malloc's (by the process's
-    // history) unless BUF_ALIGN=<0..63> fixes it.
-    let align: Option<usize> = std::env::var("BUF_ALIGN")
-        .ok()
-        .map(|s| s.parse::<usize>().expect("BUF_ALIGN: 0 to 63") % 64);
     let mut store = vec![0u8; n + 64];
-    let off = match align {
-        Some(a) => (a + 64 - store.as_ptr() as usize % 64) % 64,
-        None => 0,
-    };
-    let buf = &mut store[off..off + n];
+    let buf = aligned(&mut store, n);
     buf.copy_from_slice(&sealed);
     if std::env::var_os("BUF_ALIGN_SHOW").is_some() {
         eprintln!(

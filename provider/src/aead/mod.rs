@@ -76,9 +76,9 @@ pub enum Backend {
     /// `X86Vaes512` for shorter records, `X86Vaes512Karatsuba`'s loop from
     /// lengths that depend on the CPU (Zen 4: AES-128 seals from 3 KiB and
     /// opens from 4 KiB, AES-256 from 2 KiB; Intel: seals from 3 KiB,
-    /// AES-256 from 1.5 KiB, opens from 1 KiB): preferred where `vpclmulqdq` on zmm issues at half
-    /// `vaesenc`'s rate (AMD Zen 4) or at its rate (Intel). Listed wherever
-    /// `X86Vaes512` is.
+    /// AES-256 from 1.5 KiB, opens from 1 KiB): preferred where
+    /// `vpclmulqdq` on zmm issues at half `vaesenc`'s rate (AMD Zen 4) or
+    /// at its rate (Intel). Listed wherever `X86Vaes512` is.
     X86Vaes512Hybrid,
     /// ChaCha20-Poly1305 on AVX2, stitched with scalar Poly1305 (x86-64).
     X86Avx2,
