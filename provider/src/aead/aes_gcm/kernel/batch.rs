@@ -240,6 +240,17 @@ pub(super) unsafe fn seal_batches<
                 buf.add(off) as *const u8
             }
         };
+        // Where the lane type's loop keeps its last batch (`Lanes::KEEP_LAST`)
+        // and the output is not 32-byte aligned, the hash after the loop
+        // reads that batch from `kept`: from an aligned output the reload
+        // does not wait, and there the copy measured slower.
+        let keep_last = V::KEEP_LAST && !(buf as usize).is_multiple_of(32);
+        let mut kept = core::mem::MaybeUninit::<[V; MAX_REGS]>::uninit();
+        let keep = if keep_last {
+            kept.as_mut_ptr().cast::<u8>()
+        } else {
+            core::ptr::null_mut()
+        };
         let mut hx = [V::zero(); MAX_REGS];
         // Only the `LOOP` instance makes halves: in the others' frames the
         // array and the loop's call slowed the short seals (record.rs, `LOOP`).
@@ -264,10 +275,24 @@ pub(super) unsafe fn seal_batches<
                 let n = (stop - cur.off) / batch;
                 let out = buf.add(cur.off);
                 let keys = batch_keys(key, hx);
-                if n > 0 && V::batches::<NR, false>(keys, &mut cur.ctr, &mut cur.acc, input, out, n)
+                if n > 0
+                    && V::batches::<NR, false>(
+                        keys,
+                        &mut cur.ctr,
+                        &mut cur.acc,
+                        input,
+                        out,
+                        n,
+                        keep,
+                    )
                 {
                     cur.off += n * batch;
-                    prev = Some((buf.add(cur.off - batch).cast_const(), V::REGS));
+                    let last = if keep_last {
+                        keep.cast_const()
+                    } else {
+                        buf.add(cur.off - batch).cast_const()
+                    };
+                    prev = Some((last, V::REGS));
                     continue;
                 }
             }
@@ -406,7 +431,9 @@ pub(super) unsafe fn open_batches<
         if let Some(hx) = halves {
             let n = end / (V::BATCH * 16);
             let keys = batch_keys(key, hx);
-            if n > 0 && V::batches::<NR, true>(keys, &mut cur.ctr, &mut cur.acc, buf, buf, n) {
+            let none = core::ptr::null_mut();
+            if n > 0 && V::batches::<NR, true>(keys, &mut cur.ctr, &mut cur.acc, buf, buf, n, none)
+            {
                 cur.off = end;
             }
         }

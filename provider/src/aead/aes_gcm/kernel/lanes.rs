@@ -42,6 +42,13 @@ pub(crate) unsafe trait Lanes: Copy {
     const REGS: usize;
     /// Blocks per batch: one GHASH reduction each.
     const BATCH: usize = Self::REGS * Self::BLOCKS;
+    /// Whether the lane type's loop ([`Lanes::batches`]) also writes a
+    /// seal's last batch to an aligned array (`keep`), which the hash after
+    /// the loop then reads instead of the output: reloaded from an output
+    /// not 32-byte aligned, whose stores each span two cache lines, those
+    /// loads waited for the stores to complete, with nothing left to hide
+    /// the wait (docs/decisions.md, "The zmm batch loop").
+    const KEEP_LAST: bool = false;
     /// Seals of at least this many bytes keep round keys and hash powers
     /// in registers across batches, where the compiler spills some of them
     /// (`usize::MAX`: never). Otherwise each batch reloads them from the key
@@ -206,14 +213,17 @@ pub(crate) unsafe trait Lanes: Copy {
     /// bytes below `output`; an open hashes `input`, then decrypts it into
     /// `output`.
     /// `acc` is the running GHASH value, `ctr` the next batch's counters
-    /// (as [`Lanes::counters`]); both are updated.
+    /// (as [`Lanes::counters`]); both are updated. A seal on a lane type
+    /// with [`Lanes::KEEP_LAST`] also writes its last batch's ciphertext to
+    /// `keep` unless that is null.
     ///
     /// # Safety
     /// The CPU has `Self`'s features; `keys` holds valid pointers (see
     /// [`BatchKeys`]); `input` is valid for reads and `output` for writes
     /// of `n * Self::BATCH * 16` bytes (they may be equal, not otherwise
     /// overlap); a seal's `output` is preceded by the previous batch's
-    /// ciphertext, readable.
+    /// ciphertext, readable; with `KEEP_LAST`, a seal's `keep` is null or
+    /// valid for writes of `Self::BATCH * 16` bytes, 64-byte aligned.
     #[inline(always)]
     unsafe fn batches<const NR: usize, const OPEN: bool>(
         keys: BatchKeys,
@@ -222,8 +232,9 @@ pub(crate) unsafe trait Lanes: Copy {
         input: *const u8,
         output: *mut u8,
         n: usize,
+        keep: *mut u8,
     ) -> bool {
-        let _ = (keys, ctr, acc, input, output, n);
+        let _ = (keys, ctr, acc, input, output, n, keep);
         false
     }
 }

@@ -177,6 +177,7 @@ unsafe impl Lanes for Vex {
         input: *const u8,
         output: *mut u8,
         n: usize,
+        _keep: *mut u8,
     ) -> bool {
         // SAFETY: the CPU has this backend's features (AVX included), `keys` and the buffers
         // are valid as `Lanes::batches` requires, which is what `stitched::batches` requires

@@ -183,6 +183,7 @@ unsafe impl Lanes for __m256i {
         input: *const u8,
         output: *mut u8,
         n: usize,
+        _keep: *mut u8,
     ) -> bool {
         // SAFETY: the CPU has this backend's features, `keys` and the buffers are valid as
         // `Lanes::batches` requires, which is what `stitched::batches` requires (`n >= 1`

@@ -101,6 +101,7 @@ unsafe impl<const S: u8> Lanes for Zmm<S> {
     const BLOCKS: usize = 4;
     type KeyAlign = kernel::Align64;
     const REGS: usize = 8;
+    const KEEP_LAST: bool = true;
     const HOIST_SEAL_FROM: usize = usize::MAX;
     // With 32 registers nothing secret spills at opt-level 3; at 2 the
     // round-0 states do (docs/decisions.md, "AES-GCM scrub where nothing
@@ -283,14 +284,15 @@ unsafe impl<const S: u8> Lanes for Zmm<S> {
         input: *const u8,
         output: *mut u8,
         n: usize,
+        keep: *mut u8,
     ) -> bool {
         if S == SCHOOLBOOK {
             return false;
         }
-        // SAFETY: the CPU has this backend's features, `keys` and the buffers are valid as
-        // `Lanes::batches` requires, which is what `stitched::batches` requires (`n >= 1`
-        // included).
-        unsafe { stitched::batches::<NR, OPEN>(keys, &mut ctr.0, acc, input, output, n) };
+        // SAFETY: the CPU has this backend's features, `keys`, the buffers and a seal's `keep`
+        // are valid as `Lanes::batches` requires (`KEEP_LAST`), which is what
+        // `stitched::batches` requires (`n >= 1` included).
+        unsafe { stitched::batches::<NR, OPEN>(keys, &mut ctr.0, acc, input, output, n, keep) };
         true
     }
 }

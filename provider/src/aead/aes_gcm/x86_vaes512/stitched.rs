@@ -176,6 +176,19 @@ add {dst}, 512
 add {hp}, 512
 dec {n}
 jnz 2b
+.if {open} == 0
+test {keep}, {keep}
+jz 5f
+vmovdqa64 [{keep}], zmm22
+vmovdqa64 [{keep} + 64], zmm23
+vmovdqa64 [{keep} + 128], zmm24
+vmovdqa64 [{keep} + 192], zmm25
+vmovdqa64 [{keep} + 256], zmm26
+vmovdqa64 [{keep} + 320], zmm27
+vmovdqa64 [{keep} + 384], zmm28
+vmovdqa64 [{keep} + 448], zmm29
+5:
+.endif
 .purgem AR8
 .purgem LAST
 .purgem GH2
@@ -185,14 +198,18 @@ jnz 2b
 }
 
 /// Runs `n` batches (see `Lanes::batches`; `OPEN` hashes the input, a
-/// seal the 512 bytes below the output).
+/// seal the 512 bytes below the output). A seal then writes its last
+/// batch's ciphertext, which it holds in zmm22-29, to `keep` too unless
+/// that is null: the hash after the loop reads it there
+/// (`Lanes::KEEP_LAST`).
 ///
 /// # Safety
 /// The CPU has AVX-512F/BW/VL, VAES and VPCLMULQDQ; `n >= 1`; `keys`
 /// points to `NR + 1` round keys and 512 bytes each of powers and halves;
 /// `input` is valid for reads and `output` for writes of `n * 512` bytes
 /// (equal, or not overlapping); for a seal the 512 bytes below `output`
-/// are readable.
+/// are readable and `keep` is null or valid for writes of 512 bytes,
+/// 64-byte aligned (unused in an open).
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,vpclmulqdq")]
 pub(super) unsafe fn batches<const NR: usize, const OPEN: bool>(
@@ -202,8 +219,10 @@ pub(super) unsafe fn batches<const NR: usize, const OPEN: bool>(
     input: *const u8,
     output: *mut u8,
     n: usize,
+    keep: *mut u8,
 ) {
     debug_assert!(n >= 1 && (NR == 10 || NR == 14));
+    debug_assert!(OPEN || (keep as usize).is_multiple_of(64));
     let hp = if OPEN {
         input
     } else {
@@ -225,7 +244,8 @@ pub(super) unsafe fn batches<const NR: usize, const OPEN: bool>(
     // bytes each; `[hp]` 512 bytes per iteration, advancing by 512, `n` times, within
     // `input` (open), or 512 bytes once, the batch below `output` (seal); `[src]` (seal
     // only) 512 bytes per iteration likewise within `input`. Stores: 512 bytes of `[dst]`
-    // per iteration, within `output`. No stack; every register written is an
+    // per iteration, within `output`, and (seal only, `keep` not null) 512 aligned bytes
+    // of `[keep]` once, after the loop. No stack; every register written is an
     // operand or declared clobbered, and the flags are clobbered (no `preserves_flags`).
     unsafe {
         asm!(
@@ -238,6 +258,7 @@ pub(super) unsafe fn batches<const NR: usize, const OPEN: bool>(
             src = inout(reg) input => _,
             dst = inout(reg) output => _,
             n = inout(reg) n => _,
+            keep = in(reg) keep,
             nr = const NR,
             open = const OPEN as u8,
             inout("zmm16") *ctr,
