@@ -205,7 +205,9 @@ fn aesni_sse_build_matches_aws_lc_rs() {
 /// Zen 4's, and none: a key takes one of them for its CPU, and all run
 /// here wherever the zmm engine runs), against aws-lc-rs, about each
 /// length and past 16 KiB: the seal's ciphertext and tag, the open, and a
-/// changed tag, which fails and zeroes the buffer.
+/// changed tag, which fails and zeroes the buffer; seals into outputs 0, 5
+/// and 32 bytes into a cache line, whole and from a third of the plaintext
+/// as `src` (the loop then stops at its end and runs again).
 #[cfg(target_arch = "x86_64")]
 #[test]
 fn hybrid_keys_with_each_cpus_loops_match_aws_lc_rs() {
@@ -257,15 +259,35 @@ fn hybrid_keys_with_each_cpus_loops_match_aws_lc_rs() {
                     }
                 };
                 seal_open_reject(&what, &pt, (&ct, tag), seal, open);
-                // Outputs 0, 5 and 32 bytes past a cache line: the loop's last
+                // Outputs 0, 5 and 32 bytes into a cache line: the loop's last
                 // batch is kept aside where the output is not 32-byte aligned
-                // (`Lanes::KEEP_LAST`), reloaded from it where it is.
+                // (`Lanes::KEEP_LAST`), reloaded from the output where it is.
+                let split = |buf: &mut [u8]| {
+                    let src = &pt[..len / 3];
+                    buf[len / 3..].copy_from_slice(&pt[len / 3..]);
+                    if key_len == 16 {
+                        key!(10).seal(&nonce, &aad, src, buf)
+                    } else {
+                        key!(14).seal(&nonce, &aad, src, buf)
+                    }
+                };
                 for off in [0, 5, 32] {
                     let mut store = vec![0u8; len + 128];
                     let at = store.as_ptr().align_offset(64) + off;
                     let buf = &mut store[at..at + len];
                     assert_eq!(seal(buf), tag, "seal {off} bytes into a line, {what}");
                     assert_eq!(buf, &ct[..], "ciphertext {off} bytes into a line, {what}");
+                    buf.fill(0);
+                    assert_eq!(
+                        split(buf),
+                        tag,
+                        "split seal {off} bytes into a line, {what}"
+                    );
+                    assert_eq!(
+                        buf,
+                        &ct[..],
+                        "split ciphertext {off} bytes into a line, {what}"
+                    );
                 }
             }
         }

@@ -218,8 +218,16 @@ pub(super) unsafe fn seal_batches<
     // SAFETY: `src` is valid below `from_src` and `buf` below `end` plus a half batch if `half`
     // (this fn's contract); each batch starts at a batch boundary and lies wholly below
     // `from_src` or wholly at or above it, so the pointer `from` picks is valid for the whole
-    // batch; `tmp` is valid for a batch and `at + 16 <= end` (this fn's contract).
+    // batch; `tmp` is valid for a batch and `at + 16 <= end` (this fn's contract). `kept`
+    // is a local array of `MAX_REGS` registers of `V`, 64-byte aligned and at least a batch
+    // where `V::KEEP_LAST` (the assertion below), as `Lanes::batches` requires of `keep`.
     unsafe {
+        const {
+            assert!(
+                !V::KEEP_LAST
+                    || (align_of::<V>() >= 64 && MAX_REGS * size_of::<V>() >= V::BATCH * 16)
+            )
+        };
         debug_assert!(end.is_multiple_of(V::BATCH * 16), "whole batches");
         debug_assert!(!(half && last.is_some()), "a half batch or a last pass");
         debug_assert!(
@@ -243,8 +251,10 @@ pub(super) unsafe fn seal_batches<
         // Where the lane type's loop keeps its last batch (`Lanes::KEEP_LAST`)
         // and the output is not 32-byte aligned, the hash after the loop
         // reads that batch from `kept`: from an aligned output the reload
-        // does not wait, and there the copy measured slower.
-        let keep_last = V::KEEP_LAST && !(buf as usize).is_multiple_of(32);
+        // does not wait, and there the copy measured slower. Not at
+        // opt-level 2, where the array took the zmm seal's frame past half
+        // a page (2,112 bytes: tests/frame_placement.rs).
+        let keep_last = V::KEEP_LAST && cfg!(fusion_opt3) && !(buf as usize).is_multiple_of(32);
         let mut kept = core::mem::MaybeUninit::<[V; MAX_REGS]>::uninit();
         let keep = if keep_last {
             kept.as_mut_ptr().cast::<u8>()
@@ -287,12 +297,12 @@ pub(super) unsafe fn seal_batches<
                     )
                 {
                     cur.off += n * batch;
-                    let last = if keep_last {
+                    let hashed = if keep_last {
                         keep.cast_const()
                     } else {
                         buf.add(cur.off - batch).cast_const()
                     };
-                    prev = Some((last, V::REGS));
+                    prev = Some((hashed, V::REGS));
                     continue;
                 }
             }

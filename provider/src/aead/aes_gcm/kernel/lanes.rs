@@ -44,10 +44,11 @@ pub(crate) unsafe trait Lanes: Copy {
     const BATCH: usize = Self::REGS * Self::BLOCKS;
     /// Whether the lane type's loop ([`Lanes::batches`]) also writes a
     /// seal's last batch to an aligned array (`keep`), which the hash after
-    /// the loop then reads instead of the output: reloaded from an output
-    /// not 32-byte aligned, whose stores each span two cache lines, those
-    /// loads waited for the stores to complete, with nothing left to hide
-    /// the wait (docs/decisions.md, "The zmm batch loop").
+    /// the loop then reads instead of the output. The caller passes one
+    /// only for an output not 32-byte aligned: there half of the 32-byte
+    /// halves Zen 4 splits each zmm store into cross a cache line, and
+    /// loads of them wait for those stores to complete, with nothing left
+    /// to hide the wait (docs/decisions.md, "The zmm batch loop").
     const KEEP_LAST: bool = false;
     /// Seals of at least this many bytes keep round keys and hash powers
     /// in registers across batches, where the compiler spills some of them

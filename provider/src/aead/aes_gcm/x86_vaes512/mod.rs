@@ -101,7 +101,7 @@ unsafe impl<const S: u8> Lanes for Zmm<S> {
     const BLOCKS: usize = 4;
     type KeyAlign = kernel::Align64;
     const REGS: usize = 8;
-    const KEEP_LAST: bool = true;
+    const KEEP_LAST: bool = S != SCHOOLBOOK;
     const HOIST_SEAL_FROM: usize = usize::MAX;
     // With 32 registers nothing secret spills at opt-level 3; at 2 the
     // round-0 states do (docs/decisions.md, "AES-GCM scrub where nothing

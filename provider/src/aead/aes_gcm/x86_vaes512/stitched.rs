@@ -5,7 +5,8 @@
 //! intrinsics kernel the loop ran about 1.3x slower than its own
 //! instruction mix (docs/decisions.md, "The zmm batch loop"): here every
 //! value stays in a register, the rounds and hash steps are laid out once,
-//! and nothing touches the stack.
+//! and nothing is spilled (the one stack write is a seal's copy of its last
+//! batch to the caller's `keep`).
 //!
 //! Registers: zmm0-7 the AES states; zmm8 the round key (and, in an open,
 //! a temporary of the hash between a round's `vaesenc`s and the next
@@ -19,7 +20,8 @@
 //! register `j` in zmm`22+j`: a seal keeps the ciphertext it stored in the
 //! iteration before (reloaded, the stores that had not yet completed
 //! stalled the loads, most when split across cache lines:
-//! docs/decisions.md, "The zmm batch loop"); an open loads its input there
+//! docs/decisions.md, "The zmm batch loop"), and after the last iteration
+//! writes them to `keep` where that is not null; an open loads its input there
 //! and XORs it into the last round from there, one load per block ("Loads
 //! in the zmm loop").
 #![allow(unsafe_code)]
@@ -245,7 +247,8 @@ pub(super) unsafe fn batches<const NR: usize, const OPEN: bool>(
     // `input` (open), or 512 bytes once, the batch below `output` (seal); `[src]` (seal
     // only) 512 bytes per iteration likewise within `input`. Stores: 512 bytes of `[dst]`
     // per iteration, within `output`, and (seal only, `keep` not null) 512 aligned bytes
-    // of `[keep]` once, after the loop. No stack; every register written is an
+    // of `[keep]` once, after the loop. No push or red zone (`nostack`): the only
+    // stack memory written is the caller's `keep`; every register written is an
     // operand or declared clobbered, and the flags are clobbered (no `preserves_flags`).
     unsafe {
         asm!(
