@@ -252,7 +252,7 @@ pub(super) unsafe fn seal_batches<
         // and the output is not 32-byte aligned, the hash after the loop
         // reads that batch from `kept`: from an aligned output the reload
         // does not wait, and there the copy measured slower. Not at
-        // opt-level 2, where the array took the zmm seal's frame past half
+        // opt-level 2, where the array takes the zmm seal's frame past half
         // a page (2,112 bytes: tests/frame_placement.rs).
         let keep_last = V::KEEP_LAST && cfg!(fusion_opt3) && !(buf as usize).is_multiple_of(32);
         let mut kept = core::mem::MaybeUninit::<[V; MAX_REGS]>::uninit();
